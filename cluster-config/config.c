@@ -1,0 +1,97 @@
+/*
+ * config.c — parser for cluster files (see config.h). Unknown settings are
+ * errors, so a typo never silently falls back to a default.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *
+next_word(char **p)
+{
+	char *s = *p;
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (*s == '\0' || *s == '#')
+		return NULL;
+	char *w = s;
+	while (*s != '\0' && *s != ' ' && *s != '\t' && *s != '#')
+		s++;
+	if (*s == '#')
+		*s = '\0';
+	else if (*s != '\0')
+		*s++ = '\0';
+	*p = s;
+	return w;
+}
+
+kv_err
+config_load(const char *path, config *c, char *why, size_t whylen)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024];
+	int lineno = 0;
+	kv_err rv = KV_OK;
+
+	memset(c, 0, sizeof(*c));
+	c->partitions = 4;
+	if (f == NULL) {
+		snprintf(why, whylen, "%s: cannot open", path);
+		return KV_IO;
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
+		lineno++;
+		line[strcspn(line, "\r\n")] = '\0';
+		char *p = line;
+		char *key = next_word(&p);
+		if (key == NULL)
+			continue;
+		char *a = next_word(&p);
+		char *b = a != NULL ? next_word(&p) : NULL;
+		char *extra = b != NULL ? next_word(&p) : NULL;
+		if (strcmp(key, "partitions") == 0 && a != NULL && b == NULL) {
+			long n = strtol(a, NULL, 10);
+			if (n < 1 || n > 4096)
+				goto bad;
+			c->partitions = (uint32_t) n;
+		} else if (strcmp(key, "node") == 0 && b != NULL &&
+		    extra == NULL) {
+			if (c->n_nodes == CONFIG_MAX_NODES ||
+			    strlen(a) >= sizeof(c->nodes[0].url) ||
+			    strlen(b) >= sizeof(c->nodes[0].data))
+				goto bad;
+			strcpy(c->nodes[c->n_nodes].url, a);
+			strcpy(c->nodes[c->n_nodes].data, b);
+			c->n_nodes++;
+		} else if (strcmp(key, "router") == 0 && a != NULL &&
+		    b == NULL) {
+			char *colon = strrchr(a, ':');
+			if (c->n_routers == CONFIG_MAX_ROUTERS || colon == NULL ||
+			    (size_t) (colon - a) >= sizeof(c->routers[0].host))
+				goto bad;
+			config_router *r = &c->routers[c->n_routers];
+			memcpy(r->host, a, (size_t) (colon - a));
+			r->host[colon - a] = '\0';
+			r->port = atoi(colon + 1);
+			if (r->port <= 0 || r->port > 65535)
+				goto bad;
+			c->n_routers++;
+		} else {
+			goto bad;
+		}
+		continue;
+bad:
+		snprintf(why, whylen, "%s:%d: cannot understand this line",
+		    path, lineno);
+		rv = KV_EINVAL;
+		break;
+	}
+	fclose(f);
+	if (rv == KV_OK && c->n_nodes == 0) {
+		snprintf(why, whylen, "%s: no node lines", path);
+		rv = KV_EINVAL;
+	}
+	return rv;
+}

@@ -1,0 +1,96 @@
+/*
+ * catalog.h — tables, their partitions and owners: the cluster's map.
+ *
+ * The catalog node keeps the authoritative catalog in its store (see
+ * node/catalog.c); routers hold an immutable snapshot behind an RCU pointer
+ * (router/route.c); proto/wire.c converts it to and from the wire. A
+ * catalog value is never changed after it is published: a change builds a
+ * new one with a higher version.
+ *
+ * Partitions of a table cover the 64-bit hash space without gaps, in
+ * order: partition i holds hashes lo..last (both inclusive, so the last
+ * partition can end at UINT64_MAX). Each names its owner node (an index
+ * into the cluster file's node list) and an epoch that rises whenever the
+ * partition's owner or range changes; a node refuses requests that name
+ * another epoch.
+ */
+#ifndef KV_CATALOG_H
+#define KV_CATALOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "value.h"
+
+typedef enum table_status {
+	TABLE_CREATING = 1,
+	TABLE_ACTIVE,
+	TABLE_DELETING,
+} table_status;
+
+typedef enum billing_mode {
+	BILLING_PROVISIONED = 1,
+	BILLING_PAY_PER_REQUEST,
+} billing_mode;
+
+typedef struct key_def {
+	char *name;    /* owned by the table */
+	val_type type; /* VAL_S, VAL_N or VAL_B */
+} key_def;
+
+typedef struct partition {
+	uint32_t id;    /* unique within the table */
+	uint64_t lo;    /* first hash served */
+	uint64_t last;  /* last hash served (inclusive) */
+	uint32_t node;  /* owner: index into the cluster's nodes */
+	uint64_t epoch; /* rises on every change of owner or range */
+} partition;
+
+typedef struct table {
+	char *name;
+	uint32_t id;       /* storage prefix; never reused */
+	char *uuid;        /* TableId as DynamoDB shows it */
+	key_def hash;
+	key_def range;     /* range.name == NULL without a sort key */
+	key_def *attr_defs;
+	size_t n_attr_defs;
+	billing_mode billing;
+	uint64_t rcu, wcu; /* provisioned throughput; 0 for on-demand */
+	table_status status;
+	int64_t created_ms; /* Unix time in milliseconds */
+	partition *parts;   /* sorted by lo */
+	size_t n_parts;
+} table;
+
+typedef struct catalog {
+	uint64_t version;
+	table *tables; /* sorted by name (bytewise) */
+	size_t n_tables;
+	uint32_t next_table_id;
+} catalog;
+
+/* catalog_find returns the table named name[0..n), or NULL. Borrows. */
+const table *catalog_find(const catalog *c, const char *name, size_t n);
+
+/*
+ * table_partition_for returns the partition of t that holds hash h. The
+ * partitions must cover the hash space (they always do in a catalog).
+ */
+const partition *table_partition_for(const table *t, uint64_t h);
+
+/* table_fini frees what a table owns; safe on a zeroed table. */
+void table_fini(table *t);
+
+/* catalog_free frees c and everything in it; accepts NULL. */
+void catalog_free(catalog *c);
+
+/*
+ * table_split_even fills t->parts with n partitions of equal hash ranges,
+ * assigned round-robin to nodes first_node, first_node + 1, ... modulo
+ * n_nodes, all at epoch 1. Returns KV_OK or KV_ENOMEM.
+ */
+kv_err table_split_even(table *t, size_t n, uint32_t first_node,
+    uint32_t n_nodes);
+
+#endif

@@ -1,0 +1,172 @@
+/*
+ * keyenc.c — storage keys whose byte order is DynamoDB's key order, and
+ * the partition-key hash that routes them.
+ *
+ * The layout is the table in keyenc.h. This file only builds and reads
+ * keys; it does not decode a key back into values, and it does not check
+ * DynamoDB's key size limits (the router does). The hash must never
+ * change: it decides which partition holds an item on disk.
+ */
+#include "keyenc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
+#include <xxhash.h>
+
+/*
+ * A key of another type would be written where no reader can find it
+ * again, so this check stays on in release builds.
+ */
+static void
+check_key_type(const value *v)
+{
+	if ((v->type == VAL_S || v->type == VAL_B) ||
+	    (v->type == VAL_N && v->u.num != NULL))
+		return;
+	fprintf(stderr, "keyenc: key value of type %d\n", (int) v->type);
+	abort();
+}
+
+static void
+put_be32(uint8_t *p, uint32_t x)
+{
+	p[0] = (uint8_t) (x >> 24);
+	p[1] = (uint8_t) (x >> 16);
+	p[2] = (uint8_t) (x >> 8);
+	p[3] = (uint8_t) x;
+}
+
+static void
+put_be64(uint8_t *p, uint64_t x)
+{
+	put_be32(p, (uint32_t) (x >> 32));
+	put_be32(p + 4, (uint32_t) x);
+}
+
+static uint32_t
+get_be32(const uint8_t *p)
+{
+	return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 |
+	    (uint32_t) p[2] << 8 | (uint32_t) p[3];
+}
+
+uint64_t
+keyenc_hash(const value *pk)
+{
+	uint8_t small[256];
+	uint8_t tag = (uint8_t) pk->type;
+	const uint8_t *bytes;
+	size_t len;
+	XXH3_state_t st;
+
+	check_key_type(pk);
+	if (pk->type == VAL_N) {
+		small[0] = tag;
+		len = number_encode(pk->u.num, small + 1);
+		return XXH3_64bits(small, 1 + len);
+	}
+	bytes = (const uint8_t *) pk->u.bytes;
+	len = pk->len;
+	if (len < sizeof(small)) {
+		small[0] = tag;
+		if (len > 0)
+			memcpy(small + 1, bytes, len);
+		return XXH3_64bits(small, 1 + len);
+	}
+	/* Streaming gives the same hash as one call over tag and bytes. */
+	XXH3_INITSTATE(&st);
+	XXH3_64bits_reset(&st);
+	XXH3_64bits_update(&st, &tag, 1);
+	XXH3_64bits_update(&st, bytes, len);
+	return XXH3_64bits_digest(&st);
+}
+
+size_t
+keyenc_value_size(const value *v)
+{
+	uint8_t num[NUMBER_ENC_MAX];
+	size_t n = 0, i;
+
+	check_key_type(v);
+	if (v->type == VAL_N)
+		return 1 + number_encode(v->u.num, num);
+	for (i = 0; i < v->len; i++)
+		n += v->u.bytes[i] == 0 ? 2 : 1;
+	return 1 + n + 2;
+}
+
+size_t
+keyenc_value(const value *v, uint8_t *buf)
+{
+	const uint8_t *bytes;
+	size_t k = 0, i;
+
+	check_key_type(v);
+	buf[k++] = (uint8_t) v->type;
+	if (v->type == VAL_N)
+		return k + number_encode(v->u.num, buf + k);
+	bytes = (const uint8_t *) v->u.bytes;
+	for (i = 0; i < v->len; i++) {
+		buf[k++] = bytes[i];
+		if (bytes[i] == 0x00)
+			buf[k++] = 0xFF;
+	}
+	buf[k++] = 0x00;
+	buf[k++] = 0x01;
+	return k;
+}
+
+kv_err
+keyenc_item_key(uint32_t table_id, const value *pk, const value *sk,
+    uint8_t **out, size_t *len)
+{
+	size_t n = KEYENC_PREFIX + keyenc_value_size(pk);
+	size_t k;
+	uint8_t *buf;
+
+	if (sk != NULL)
+		n += keyenc_value_size(sk);
+	buf = malloc(n);
+	if (buf == NULL)
+		return KV_ENOMEM;
+	keyenc_range_prefix(table_id, keyenc_hash(pk), buf);
+	k = KEYENC_PREFIX;
+	k += keyenc_value(pk, buf + k);
+	if (sk != NULL)
+		k += keyenc_value(sk, buf + k);
+	if (k != n) { /* the size and the writer disagree: never store it */
+		fprintf(stderr, "keyenc: key size %zu, wrote %zu\n", n, k);
+		abort();
+	}
+	*out = buf;
+	*len = n;
+	return KV_OK;
+}
+
+void
+keyenc_table_prefix(uint32_t table_id, uint8_t buf[4])
+{
+	put_be32(buf, table_id);
+}
+
+void
+keyenc_range_prefix(uint32_t table_id, uint64_t h, uint8_t buf[12])
+{
+	put_be32(buf, table_id);
+	put_be64(buf + 4, h);
+}
+
+uint64_t
+keyenc_key_hash(const uint8_t *key)
+{
+	return (uint64_t) get_be32(key + 4) << 32 | get_be32(key + 8);
+}
+
+uint32_t
+keyenc_key_table(const uint8_t *key)
+{
+	return get_be32(key);
+}

@@ -1,0 +1,548 @@
+/*
+ * catalog_node.c — the catalog node's verbs (CATALOG_GET, CREATE_TABLE,
+ * DELETE_TABLE, BUMP_EPOCH) and the worker that carries tables through
+ * CREATING -> ACTIVE and DELETING -> gone.
+ *
+ * Locking rule: catalog_state.mu guards `cat` and the catalog record in the
+ * store. A change clones the catalog, edits the clone, writes it (one key,
+ * so the change is atomic across a crash), then swaps it in; readers copy
+ * what they need while holding mu. The worker talks to other nodes without
+ * holding mu.
+ *
+ * Crash behaviour: a table is recorded as CREATING (or DELETING) before any
+ * owner hears of it; after a restart the worker finds it in that state and
+ * finishes the job, and it re-sends every ACTIVE table's assignment once,
+ * which repairs an owner that missed an epoch change. ASSIGN and
+ * DROP_TABLE are idempotent, so resending is safe.
+ */
+#include "catalog_node.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "node.h"
+
+#define CATALOG_KEY_LEN 5
+static const uint8_t catalog_key[CATALOG_KEY_LEN] = { 0, 0, 0, 0, 'C' };
+
+struct catalog_state {
+	pthread_mutex_t mu;
+	pthread_cond_t cv; /* signalled when a table needs the worker */
+	catalog *cat;
+	uint32_t *resend; /* ids of tables whose owners must hear again */
+	size_t n_resend;
+	bool stop;
+	pthread_t worker;
+};
+
+static kv_err
+clone(const catalog *c, catalog **out)
+{
+	uint8_t *buf;
+	size_t len;
+	kv_err rv = wire_pack_catalog(c, &buf, &len);
+	if (rv != KV_OK)
+		return rv;
+	rv = wire_unpack_catalog(buf, len, out);
+	free(buf);
+	return rv;
+}
+
+static kv_err
+table_clone(const table *t, table *out)
+{
+	uint8_t *buf;
+	size_t len;
+	kv_err rv = wire_pack_table(t, &buf, &len);
+	if (rv != KV_OK)
+		return rv;
+	rv = wire_unpack_table(buf, len, out);
+	free(buf);
+	return rv;
+}
+
+/* Writes c as the durable catalog and makes it current. Needs mu. */
+static kv_err
+publish_locked(node *n, catalog *c)
+{
+	uint8_t *buf;
+	size_t len;
+	store_batch b;
+	kv_err rv;
+
+	c->version = n->cat->cat->version + 1;
+	if ((rv = wire_pack_catalog(c, &buf, &len)) != KV_OK)
+		return rv;
+	store_batch_init(&b);
+	rv = store_batch_add(&b, STORE_PUT, catalog_key, CATALOG_KEY_LEN, buf,
+	    len);
+	if (rv == KV_OK)
+		rv = store_write(n->st, &b);
+	store_batch_fini(&b);
+	free(buf);
+	if (rv != KV_OK)
+		return rv;
+	catalog_free(n->cat->cat);
+	n->cat->cat = c;
+	pthread_cond_broadcast(&n->cat->cv);
+	return KV_OK;
+}
+
+static table *
+find_mut(catalog *c, const char *name)
+{
+	return (table *) catalog_find(c, name, strlen(name));
+}
+
+static void
+make_uuid(char out[37])
+{
+	uint8_t r[16];
+	int fd = open("/dev/urandom", O_RDONLY);
+	if (fd < 0 || read(fd, r, sizeof(r)) != (ssize_t) sizeof(r)) {
+		for (size_t i = 0; i < sizeof(r); i++)
+			r[i] = (uint8_t) rand();
+	}
+	if (fd >= 0)
+		close(fd);
+	r[6] = (r[6] & 0x0f) | 0x40;
+	r[8] = (r[8] & 0x3f) | 0x80;
+	snprintf(out, 37,
+	    "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+	    "%02x%02x%02x%02x%02x%02x",
+	    r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10],
+	    r[11], r[12], r[13], r[14], r[15]);
+}
+
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static kv_err
+copy_out(const table *t, rpc_response *resp)
+{
+	table *copy = malloc(sizeof(*copy));
+	if (copy == NULL)
+		return KV_ENOMEM;
+	kv_err rv = table_clone(t, copy);
+	if (rv != KV_OK) {
+		free(copy);
+		return rv;
+	}
+	resp->table = copy;
+	return KV_OK;
+}
+
+void
+catalog_node_get(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp)
+{
+	if (n->cat == NULL) {
+		resp->code = KV_PROTO;
+		return;
+	}
+	pthread_mutex_lock(&n->cat->mu);
+	resp->code = clone(n->cat->cat, &resp->cat);
+	pthread_mutex_unlock(&n->cat->mu);
+}
+
+void
+catalog_node_create(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp)
+{
+	const table *want = req->table;
+	catalog *c = NULL;
+	char uuid[37];
+
+	if (n->cat == NULL || want == NULL || want->name == NULL) {
+		resp->code = KV_PROTO;
+		return;
+	}
+	make_uuid(uuid);
+	pthread_mutex_lock(&n->cat->mu);
+	if (find_mut(n->cat->cat, want->name) != NULL) {
+		resp->code = KV_TABLE_EXISTS;
+		goto out;
+	}
+	if ((resp->code = clone(n->cat->cat, &c)) != KV_OK)
+		goto out;
+	table *grown = realloc(c->tables, (c->n_tables + 1) * sizeof(table));
+	if (grown == NULL) {
+		resp->code = KV_ENOMEM;
+		goto out;
+	}
+	c->tables = grown;
+	/* Keep the tables sorted by name for catalog_find. */
+	size_t at = 0;
+	while (at < c->n_tables && strcmp(c->tables[at].name, want->name) < 0)
+		at++;
+	memmove(&c->tables[at + 1], &c->tables[at],
+	    (c->n_tables - at) * sizeof(table));
+	c->n_tables++;
+	table *t = &c->tables[at];
+	if ((resp->code = table_clone(want, t)) != KV_OK) {
+		memmove(&c->tables[at], &c->tables[at + 1],
+		    (--c->n_tables - at) * sizeof(table));
+		goto out;
+	}
+	if (c->next_table_id == 0)
+		c->next_table_id = 1;
+	t->id = c->next_table_id++;
+	free(t->uuid);
+	t->uuid = strdup(uuid);
+	t->status = TABLE_CREATING;
+	t->created_ms = now_ms();
+	if (t->uuid == NULL ||
+	    (resp->code = table_split_even(t, n->cfg.partitions,
+	    t->id % (uint32_t) n->cfg.n_nodes,
+	    (uint32_t) n->cfg.n_nodes)) != KV_OK)
+		goto out;
+	if ((resp->code = copy_out(t, resp)) != KV_OK)
+		goto out;
+	if ((resp->code = publish_locked(n, c)) == KV_OK)
+		c = NULL;
+out:
+	pthread_mutex_unlock(&n->cat->mu);
+	catalog_free(c);
+	if (resp->code != KV_OK)
+		wire_response_fini(resp);
+}
+
+void
+catalog_node_delete(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp)
+{
+	catalog *c = NULL;
+
+	if (n->cat == NULL || req->table_name == NULL) {
+		resp->code = KV_PROTO;
+		return;
+	}
+	pthread_mutex_lock(&n->cat->mu);
+	const table *cur = find_mut(n->cat->cat, req->table_name);
+	if (cur == NULL) {
+		resp->code = KV_NO_TABLE;
+		goto out;
+	}
+	if (cur->status != TABLE_ACTIVE) {
+		/* Still being created, or already being deleted. */
+		resp->code = KV_IN_USE;
+		resp->message = cur->status == TABLE_CREATING ? "CREATING" :
+		    "DELETING";
+		goto out;
+	}
+	if ((resp->code = clone(n->cat->cat, &c)) != KV_OK)
+		goto out;
+	table *t = find_mut(c, req->table_name);
+	t->status = TABLE_DELETING;
+	if ((resp->code = copy_out(t, resp)) != KV_OK)
+		goto out;
+	if ((resp->code = publish_locked(n, c)) == KV_OK)
+		c = NULL;
+out:
+	pthread_mutex_unlock(&n->cat->mu);
+	catalog_free(c);
+	if (resp->code != KV_OK)
+		wire_response_fini(resp);
+}
+
+static void
+resend_add_locked(catalog_state *cs, uint32_t id)
+{
+	for (size_t i = 0; i < cs->n_resend; i++)
+		if (cs->resend[i] == id)
+			return;
+	uint32_t *r = realloc(cs->resend, (cs->n_resend + 1) * sizeof(*r));
+	if (r == NULL)
+		return; /* the periodic full resend will catch it */
+	cs->resend = r;
+	cs->resend[cs->n_resend++] = id;
+}
+
+void
+catalog_node_bump(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp)
+{
+	catalog *c = NULL;
+
+	if (n->cat == NULL || req->table_name == NULL) {
+		resp->code = KV_PROTO;
+		return;
+	}
+	pthread_mutex_lock(&n->cat->mu);
+	if (find_mut(n->cat->cat, req->table_name) == NULL) {
+		resp->code = KV_NO_TABLE;
+		goto out;
+	}
+	if ((resp->code = clone(n->cat->cat, &c)) != KV_OK)
+		goto out;
+	table *t = find_mut(c, req->table_name);
+	resp->code = KV_EINVAL;
+	for (size_t i = 0; i < t->n_parts; i++) {
+		if (t->parts[i].id == req->part) {
+			t->parts[i].epoch++;
+			resp->code = KV_OK;
+		}
+	}
+	if (resp->code != KV_OK)
+		goto out;
+	if ((resp->code = copy_out(t, resp)) != KV_OK)
+		goto out;
+	uint32_t id = t->id;
+	if ((resp->code = publish_locked(n, c)) == KV_OK) {
+		c = NULL;
+		resend_add_locked(n->cat, id);
+	}
+out:
+	pthread_mutex_unlock(&n->cat->mu);
+	catalog_free(c);
+	if (resp->code != KV_OK)
+		wire_response_fini(resp);
+}
+
+/* Sends one verb about t to node i (locally without the wire). */
+static kv_err
+tell(node *n, uint32_t i, rpc_op op, const table *t)
+{
+	rpc_request req = {
+		.op = op, .table = t, .table_id = t->id, .node = i,
+	};
+	rpc_response resp;
+	arena a;
+	kv_err rv;
+
+	arena_init(&a);
+	memset(&resp, 0, sizeof(resp));
+	if (i == n->index) {
+		node_dispatch(n, &req, &a, &resp);
+		rv = resp.code;
+	} else {
+		rpc_client *c = node_peer(n, i);
+		rv = c == NULL ? KV_UNAVAILABLE :
+		    rpc_call(c, &req, &a, &resp, RPC_DEFAULT_TIMEOUT_MS);
+		if (rv == KV_OK)
+			rv = resp.code;
+		wire_response_fini(&resp);
+	}
+	arena_fini(&a);
+	return rv;
+}
+
+/* Tells every owner of t its partitions. */
+static kv_err
+assign_all(node *n, const table *t)
+{
+	for (uint32_t i = 0; i < n->cfg.n_nodes; i++) {
+		bool owns = false;
+		for (size_t p = 0; p < t->n_parts; p++)
+			owns |= t->parts[p].node == i;
+		if (!owns)
+			continue;
+		kv_err rv = tell(n, i, RPC_ASSIGN, t);
+		if (rv != KV_OK)
+			return rv;
+	}
+	return KV_OK;
+}
+
+static kv_err
+drop_all(node *n, const table *t)
+{
+	for (uint32_t i = 0; i < n->cfg.n_nodes; i++) {
+		kv_err rv = tell(n, i, RPC_DROP_TABLE, t);
+		if (rv != KV_OK)
+			return rv;
+	}
+	return KV_OK;
+}
+
+/* Moves table `id` on after its owners acted. Needs mu. */
+static kv_err
+advance_locked(node *n, uint32_t id, table_status from)
+{
+	catalog *c;
+	kv_err rv = clone(n->cat->cat, &c);
+	if (rv != KV_OK)
+		return rv;
+	for (size_t i = 0; i < c->n_tables; i++) {
+		table *t = &c->tables[i];
+		if (t->id != id || t->status != from)
+			continue;
+		if (from == TABLE_CREATING) {
+			t->status = TABLE_ACTIVE;
+		} else {
+			table_fini(t);
+			memmove(t, t + 1,
+			    (c->n_tables - i - 1) * sizeof(table));
+			c->n_tables--;
+		}
+		break;
+	}
+	rv = publish_locked(n, c);
+	if (rv != KV_OK)
+		catalog_free(c);
+	return rv;
+}
+
+/*
+ * One pass of the worker: act on every table that needs it. Returns true
+ * when something failed and the pass should be retried soon.
+ */
+static bool
+work_once(node *n, bool resend_all)
+{
+	catalog *snap;
+	bool failed = false;
+
+	pthread_mutex_lock(&n->cat->mu);
+	kv_err rv = clone(n->cat->cat, &snap);
+	uint32_t *resend = n->cat->resend;
+	size_t n_resend = n->cat->n_resend;
+	n->cat->resend = NULL;
+	n->cat->n_resend = 0;
+	pthread_mutex_unlock(&n->cat->mu);
+	if (rv != KV_OK) {
+		free(resend);
+		return true;
+	}
+	for (size_t i = 0; i < snap->n_tables; i++) {
+		const table *t = &snap->tables[i];
+		bool again = resend_all;
+		for (size_t r = 0; r < n_resend; r++)
+			again |= resend[r] == t->id;
+		if (t->status == TABLE_CREATING ||
+		    (t->status == TABLE_ACTIVE && again)) {
+			rv = assign_all(n, t);
+			if (rv == KV_OK && t->status == TABLE_CREATING) {
+				pthread_mutex_lock(&n->cat->mu);
+				rv = advance_locked(n, t->id, TABLE_CREATING);
+				pthread_mutex_unlock(&n->cat->mu);
+			}
+		} else if (t->status == TABLE_DELETING) {
+			rv = drop_all(n, t);
+			if (rv == KV_OK) {
+				pthread_mutex_lock(&n->cat->mu);
+				rv = advance_locked(n, t->id, TABLE_DELETING);
+				pthread_mutex_unlock(&n->cat->mu);
+			}
+		} else {
+			continue;
+		}
+		if (rv != KV_OK) {
+			failed = true;
+			if (t->status == TABLE_ACTIVE) {
+				pthread_mutex_lock(&n->cat->mu);
+				resend_add_locked(n->cat, t->id);
+				pthread_mutex_unlock(&n->cat->mu);
+			}
+		}
+	}
+	free(resend);
+	catalog_free(snap);
+	return failed;
+}
+
+static bool
+pending_locked(catalog_state *cs)
+{
+	if (cs->n_resend > 0)
+		return true;
+	for (size_t i = 0; i < cs->cat->n_tables; i++)
+		if (cs->cat->tables[i].status != TABLE_ACTIVE)
+			return true;
+	return false;
+}
+
+static void *
+worker(void *arg)
+{
+	node *n = arg;
+	bool failed = work_once(n, true);
+	bool resend_all = failed;
+
+	pthread_mutex_lock(&n->cat->mu);
+	while (!n->cat->stop) {
+		if (!failed && !pending_locked(n->cat)) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += 1;
+			pthread_cond_timedwait(&n->cat->cv, &n->cat->mu, &ts);
+			continue;
+		}
+		pthread_mutex_unlock(&n->cat->mu);
+		if (failed)
+			usleep(100 * 1000);
+		failed = work_once(n, resend_all);
+		resend_all = resend_all && failed;
+		pthread_mutex_lock(&n->cat->mu);
+	}
+	pthread_mutex_unlock(&n->cat->mu);
+	return NULL;
+}
+
+kv_err
+catalog_node_open(node *n)
+{
+	catalog_state *cs = calloc(1, sizeof(*cs));
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	bool found = false;
+	kv_err rv;
+
+	if (cs == NULL)
+		return KV_ENOMEM;
+	pthread_mutex_init(&cs->mu, NULL);
+	pthread_cond_init(&cs->cv, NULL);
+	rv = store_get(n->st, catalog_key, CATALOG_KEY_LEN, &buf, &len,
+	    &found);
+	if (rv == KV_OK && found)
+		rv = wire_unpack_catalog(buf, len, &cs->cat);
+	else if (rv == KV_OK) {
+		cs->cat = calloc(1, sizeof(*cs->cat));
+		if (cs->cat == NULL)
+			rv = KV_ENOMEM;
+		else
+			cs->cat->next_table_id = 1;
+	}
+	free(buf);
+	if (rv != KV_OK) {
+		catalog_free(cs->cat);
+		free(cs);
+		return rv;
+	}
+	n->cat = cs;
+	if (pthread_create(&cs->worker, NULL, worker, n) != 0) {
+		n->cat = NULL;
+		catalog_free(cs->cat);
+		free(cs);
+		return KV_ENOMEM;
+	}
+	return KV_OK;
+}
+
+void
+catalog_node_close(node *n)
+{
+	catalog_state *cs = n->cat;
+	if (cs == NULL)
+		return;
+	pthread_mutex_lock(&cs->mu);
+	cs->stop = true;
+	pthread_cond_broadcast(&cs->cv);
+	pthread_mutex_unlock(&cs->mu);
+	pthread_join(cs->worker, NULL);
+	catalog_free(cs->cat);
+	free(cs->resend);
+	pthread_mutex_destroy(&cs->mu);
+	pthread_cond_destroy(&cs->cv);
+	free(cs);
+	n->cat = NULL;
+}

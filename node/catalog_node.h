@@ -1,0 +1,44 @@
+/*
+ * catalog_node.h — the catalog, as hosted by node 0: the verbs routers call
+ * to read and change it, and the worker that makes owners act on changes.
+ * The catalog structures themselves are in core/catalog.h.
+ */
+#ifndef KV_CATALOG_NODE_H
+#define KV_CATALOG_NODE_H
+
+#include "err.h"
+#include "wire.h"
+
+typedef struct node node;
+
+/*
+ * catalog_node_open loads the catalog from n's store (an empty one on first
+ * start) and starts the worker. Returns KV_OK, KV_IO, KV_CORRUPT or
+ * KV_ENOMEM. Call once, before serving requests.
+ */
+kv_err catalog_node_open(node *n);
+
+/* catalog_node_close stops the worker and frees the catalog. */
+void catalog_node_close(node *n);
+
+/*
+ * The verbs. Each fills resp; resp->cat and resp->table are owned by resp
+ * (the server frees them with wire_response_fini after packing).
+ *   get:    the whole catalog.
+ *   create: req->table (name, keys, attribute definitions, billing) is
+ *           added as CREATING; KV_TABLE_EXISTS if the name is taken.
+ *   delete: the table named req->table_name becomes DELETING; KV_NO_TABLE,
+ *           or KV_IN_USE (message "CREATING" or "DELETING").
+ *   bump:   partition req->part of req->table_name gets epoch + 1, and its
+ *           owner is told; KV_NO_TABLE or KV_EINVAL (no such partition).
+ */
+void catalog_node_get(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
+void catalog_node_create(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
+void catalog_node_delete(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
+void catalog_node_bump(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
+
+#endif

@@ -1,0 +1,42 @@
+/*
+ * get.c — RPC_GET: read one item by its storage key.
+ *
+ * Reads take no partition mutex: a RocksDB get sees either the old or the
+ * new record of a concurrent write, never a mix. ConsistentRead needs
+ * nothing more on a single-copy partition; it is carried for the capacity
+ * arithmetic the router does.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "keyenc.h"
+#include "node.h"
+
+void
+get_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
+{
+	part *p;
+	uint8_t *rec = NULL;
+	size_t len = 0;
+	bool found = false;
+
+	if (req->key_len < KEYENC_PREFIX) {
+		resp->code = KV_PROTO;
+		return;
+	}
+	pthread_rwlock_rdlock(&n->parts.lock);
+	resp->code = part_map_check_locked(&n->parts, req->table_id,
+	    req->part, req->epoch, keyenc_key_hash(req->key), &p);
+	if (resp->code == KV_OK)
+		resp->code = store_get(n->st, req->key, req->key_len, &rec,
+		    &len, &found);
+	pthread_rwlock_unlock(&n->parts.lock);
+	if (resp->code != KV_OK || !found)
+		return;
+	if (len < RECORD_HEADER) {
+		resp->code = KV_CORRUPT;
+	} else {
+		node_return_old(a, rec, len, resp);
+	}
+	free(rec);
+}

@@ -1,0 +1,127 @@
+/*
+ * main.c — kv-node: wires a store, the partition map, the catalog (node 0)
+ * and the nng server together, then waits for SIGINT or SIGTERM.
+ *
+ *   kv-node --config FILE --index I [--sync]
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "catalog_node.h"
+#include "node.h"
+#include "server.h"
+
+static volatile sig_atomic_t stopping;
+
+static void
+on_signal(int sig)
+{
+	stopping = 1;
+}
+
+/* mkdir -p */
+static int
+make_dirs(const char *path)
+{
+	char buf[1024];
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int) sizeof(buf))
+		return -1;
+	for (char *p = buf + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: kv-node --config FILE --index I [--sync]\n");
+	exit(2);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *path = NULL;
+	long index = -1;
+	bool sync = false;
+	char why[512];
+	static node n;
+	server *srv = NULL;
+	int status = 1;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+			path = argv[++i];
+		else if (strcmp(argv[i], "--index") == 0 && i + 1 < argc)
+			index = strtol(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--sync") == 0)
+			sync = true;
+		else
+			usage();
+	}
+	if (path == NULL || index < 0)
+		usage();
+	if (config_load(path, &n.cfg, why, sizeof(why)) != KV_OK) {
+		fprintf(stderr, "kv-node: %s\n", why);
+		return 1;
+	}
+	if ((size_t) index >= n.cfg.n_nodes) {
+		fprintf(stderr, "kv-node: no node %ld in %s\n", index, path);
+		return 1;
+	}
+	n.index = (uint32_t) index;
+	pthread_mutex_init(&n.peers_mu, NULL);
+	part_map_init(&n.parts);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+
+	const config_node *me = &n.cfg.nodes[index];
+	if (make_dirs(me->data) != 0) {
+		fprintf(stderr, "kv-node: cannot create %s: %s\n", me->data,
+		    strerror(errno));
+		return 1;
+	}
+	if (store_open_rocks(me->data, sync, &n.st, why, sizeof(why)) !=
+	    KV_OK) {
+		fprintf(stderr, "kv-node: %s\n", why);
+		return 1;
+	}
+	kv_err rv = part_map_load(&n.parts, n.st);
+	if (rv != KV_OK) {
+		fprintf(stderr, "kv-node: cannot load partitions: %s\n",
+		    kv_err_name(rv));
+		goto out;
+	}
+	if (n.index == 0 && (rv = catalog_node_open(&n)) != KV_OK) {
+		fprintf(stderr, "kv-node: cannot load the catalog: %s\n",
+		    kv_err_name(rv));
+		goto out;
+	}
+	if (server_open(&n, me->url, 64, &srv) != KV_OK)
+		goto out;
+	fprintf(stderr, "kv-node %u: serving %s (data %s, %zu partitions)\n",
+	    n.index, me->url, me->data, n.parts.n);
+	while (!stopping)
+		pause();
+	status = 0;
+out:
+	server_close(srv);
+	catalog_node_close(&n);
+	for (size_t i = 0; i < CONFIG_MAX_NODES; i++)
+		rpc_client_close(n.peers[i]);
+	part_map_fini(&n.parts);
+	store_close(n.st);
+	return status;
+}

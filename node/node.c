@@ -1,0 +1,63 @@
+/*
+ * node.c — the node's dispatch table and its connections to peers.
+ */
+#include "node.h"
+
+#include "catalog_node.h"
+
+rpc_client *
+node_peer(node *n, uint32_t i)
+{
+	rpc_client *c = NULL;
+	if (i >= n->cfg.n_nodes)
+		return NULL;
+	pthread_mutex_lock(&n->peers_mu);
+	if (n->peers[i] == NULL &&
+	    rpc_client_open(n->cfg.nodes[i].url, &n->peers[i]) != KV_OK)
+		n->peers[i] = NULL;
+	c = n->peers[i];
+	pthread_mutex_unlock(&n->peers_mu);
+	return c;
+}
+
+static void
+ping_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
+{
+	resp->code = KV_OK;
+}
+
+void
+node_dispatch(node *n, const rpc_request *req, arena *a, rpc_response *resp)
+{
+	verb_fn fn = NULL;
+	switch (req->op) {
+	case RPC_PING: fn = ping_serve; break;
+	case RPC_GET: fn = get_serve; break;
+	case RPC_PUT: fn = put_serve; break;
+	case RPC_DELETE: fn = delete_serve; break;
+	case RPC_CATALOG_GET: fn = catalog_node_get; break;
+	case RPC_CREATE_TABLE: fn = catalog_node_create; break;
+	case RPC_DELETE_TABLE: fn = catalog_node_delete; break;
+	case RPC_ASSIGN: fn = assign_serve; break;
+	case RPC_DROP_TABLE: fn = drop_table_serve; break;
+	case RPC_STATS: fn = stats_serve; break;
+	case RPC_BUMP_EPOCH: fn = catalog_node_bump; break;
+	}
+	if (fn == NULL) {
+		resp->code = KV_PROTO;
+		return;
+	}
+	fn(n, req, a, resp);
+}
+
+void
+node_return_old(arena *a, const uint8_t *rec, size_t len,
+    rpc_response *resp)
+{
+	resp->found = true;
+	resp->item_len = len - RECORD_HEADER;
+	resp->item = (const uint8_t *) arena_dup(a, rec + RECORD_HEADER,
+	    resp->item_len);
+	if (resp->item == NULL)
+		resp->code = KV_ENOMEM;
+}

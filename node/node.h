@@ -1,0 +1,84 @@
+/*
+ * node.h — one storage node: its store, its partitions, its peers, and
+ * (on node 0) the catalog. main.c builds one; server.c feeds it requests;
+ * each wire verb is served by the file of the same name (get.c, put.c,
+ * delete.c, assign.c, drop_table.c, stats.c, catalog.c).
+ *
+ * Stored item record (value of an item's storage key):
+ *   OFFSET  SIZE  FIELD
+ *   0       4     DynamoDB item size (item.h), little-endian
+ *   4       var   the item in codec.h form
+ * The size is kept so that deletes and overwrites adjust the partition's
+ * byte count without decoding the old item.
+ */
+#ifndef KV_NODE_H
+#define KV_NODE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "config.h"
+#include "part.h"
+#include "rpc.h"
+#include "store.h"
+#include "wire.h"
+
+#define RECORD_HEADER 4
+
+typedef struct catalog_state catalog_state;
+
+typedef struct node {
+	uint32_t index; /* position in the cluster file */
+	config cfg;
+	store *st;
+	part_map parts;
+	pthread_mutex_t peers_mu; /* guards peers[] (opened lazily) */
+	rpc_client *peers[CONFIG_MAX_NODES];
+	catalog_state *cat; /* node 0 only, else NULL */
+} node;
+
+/* A verb's server: fills resp (strings and bytes in a). */
+typedef void (*verb_fn)(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
+
+void get_serve(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
+void put_serve(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
+void delete_serve(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
+void assign_serve(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
+void drop_table_serve(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
+void stats_serve(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
+
+/*
+ * node_peer returns the client for node i, opening it on first use, or NULL
+ * when it cannot be opened. Valid until the node shuts down. Thread-safe.
+ */
+rpc_client *node_peer(node *n, uint32_t i);
+
+/* node_dispatch serves one request by its verb. Thread-safe. */
+void node_dispatch(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
+
+/*
+ * node_return_old puts the item of the stored record rec[0..len) (len >= 4)
+ * into resp, copied into a; on KV_ENOMEM sets resp->code.
+ */
+void node_return_old(arena *a, const uint8_t *rec, size_t len,
+    rpc_response *resp);
+
+/* record_size reads the item size from a stored record (len >= 4). */
+static inline uint32_t
+record_size(const uint8_t *rec)
+{
+	return (uint32_t) rec[0] | (uint32_t) rec[1] << 8 |
+	    (uint32_t) rec[2] << 16 | (uint32_t) rec[3] << 24;
+}
+
+#endif

@@ -1,0 +1,174 @@
+/*
+ * part.c — the node's partition registry and its metadata records (see
+ * part.h for the locking rule and the record layout).
+ */
+#include "part.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void
+put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t) (v >> 24);
+	p[1] = (uint8_t) (v >> 16);
+	p[2] = (uint8_t) (v >> 8);
+	p[3] = (uint8_t) v;
+}
+
+static uint32_t
+get_be32(const uint8_t *p)
+{
+	return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 |
+	    (uint32_t) p[2] << 8 | p[3];
+}
+
+static void
+put_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t) (v >> (8 * i));
+}
+
+static uint64_t
+get_le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t) p[i] << (8 * i);
+	return v;
+}
+
+void
+part_map_init(part_map *m)
+{
+	pthread_rwlock_init(&m->lock, NULL);
+	m->p = NULL;
+	m->n = m->cap = 0;
+}
+
+void
+part_map_fini(part_map *m)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		pthread_mutex_destroy(&m->p[i]->mu);
+		free(m->p[i]);
+	}
+	free(m->p);
+	m->p = NULL;
+	m->n = m->cap = 0;
+	pthread_rwlock_destroy(&m->lock);
+}
+
+void
+part_meta_key(uint32_t table_id, uint32_t id, uint8_t key[PART_META_KEY_LEN])
+{
+	memset(key, 0, 4);
+	key[4] = 'P';
+	put_be32(key + 5, table_id);
+	put_be32(key + 9, id);
+}
+
+void
+part_meta_value(const part *p, uint64_t items, uint64_t bytes,
+    uint8_t val[PART_META_VAL_LEN])
+{
+	put_le64(val, p->lo);
+	put_le64(val + 8, p->last);
+	put_le64(val + 16, p->epoch);
+	put_le64(val + 24, items);
+	put_le64(val + 32, bytes);
+}
+
+part *
+part_map_find_locked(part_map *m, uint32_t table_id, uint32_t id)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->p[i]->table_id == table_id && m->p[i]->id == id)
+			return m->p[i];
+	return NULL;
+}
+
+kv_err
+part_map_check_locked(part_map *m, uint32_t table_id, uint32_t id,
+    uint64_t epoch, uint64_t h, part **out)
+{
+	part *p = part_map_find_locked(m, table_id, id);
+	if (p == NULL || p->epoch != epoch || h < p->lo || h > p->last)
+		return KV_STALE_ROUTE;
+	*out = p;
+	return KV_OK;
+}
+
+kv_err
+part_map_add_locked(part_map *m, uint32_t table_id, uint32_t id,
+    uint64_t lo, uint64_t last, uint64_t epoch, part **out)
+{
+	if (m->n == m->cap) {
+		size_t cap = m->cap == 0 ? 16 : m->cap * 2;
+		part **np = realloc(m->p, cap * sizeof(*np));
+		if (np == NULL)
+			return KV_ENOMEM;
+		m->p = np;
+		m->cap = cap;
+	}
+	part *p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return KV_ENOMEM;
+	p->table_id = table_id;
+	p->id = id;
+	p->lo = lo;
+	p->last = last;
+	p->epoch = epoch;
+	pthread_mutex_init(&p->mu, NULL);
+	m->p[m->n++] = p;
+	*out = p;
+	return KV_OK;
+}
+
+void
+part_map_remove_locked(part_map *m, part *p)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		if (m->p[i] != p)
+			continue;
+		m->p[i] = m->p[--m->n];
+		pthread_mutex_destroy(&p->mu);
+		free(p);
+		return;
+	}
+}
+
+typedef struct load_ctx {
+	part_map *m;
+	kv_err rv;
+} load_ctx;
+
+static bool
+load_one(void *arg, const uint8_t *k, size_t kl, const uint8_t *v, size_t vl)
+{
+	load_ctx *c = arg;
+	part *p;
+	if (kl != PART_META_KEY_LEN || vl != PART_META_VAL_LEN) {
+		c->rv = KV_CORRUPT;
+		return false;
+	}
+	c->rv = part_map_add_locked(c->m, get_be32(k + 5), get_be32(k + 9),
+	    get_le64(v), get_le64(v + 8), get_le64(v + 16), &p);
+	if (c->rv != KV_OK)
+		return false;
+	p->items = get_le64(v + 24);
+	p->bytes = get_le64(v + 32);
+	return true;
+}
+
+kv_err
+part_map_load(part_map *m, store *st)
+{
+	static const uint8_t lo[5] = { 0, 0, 0, 0, 'P' };
+	static const uint8_t hi[5] = { 0, 0, 0, 0, 'P' + 1 };
+	load_ctx c = { .m = m, .rv = KV_OK };
+	kv_err rv = store_scan(st, lo, sizeof(lo), hi, sizeof(hi), load_one,
+	    &c);
+	return rv != KV_OK ? rv : c.rv;
+}

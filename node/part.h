@@ -1,0 +1,93 @@
+/*
+ * part.h — the partitions this node owns, with their epochs and counters.
+ *
+ * Locking rule: part_map.lock guards the list of partitions. Every data
+ * request holds it shared for its whole duration (so a partition cannot be
+ * dropped under it); ASSIGN and DROP_TABLE hold it exclusive. A partition's
+ * own mutex serialises writes to it: a write reads the old item, writes the
+ * new one and updates items/bytes while holding it, which makes each
+ * single-item read-modify-write atomic. Lock order: map, then partition.
+ *
+ * Durability: each partition's range, epoch and counters are stored under
+ * a metadata key (table id 0) written in the same batch as the item change
+ * that moved them, so after kill -9 they agree with the items.
+ *
+ *   metadata key: 00 00 00 00 'P' table_id(4, BE) part_id(4, BE)
+ *   value:        lo(8) last(8) epoch(8) items(8) bytes(8), little-endian
+ */
+#ifndef KV_PART_H
+#define KV_PART_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "store.h"
+
+#define PART_META_KEY_LEN 13
+#define PART_META_VAL_LEN 40
+
+typedef struct part {
+	uint32_t table_id;
+	uint32_t id;
+	uint64_t lo, last;
+	uint64_t epoch;
+	uint64_t items; /* guarded by mu */
+	uint64_t bytes; /* DynamoDB item sizes, summed; guarded by mu */
+	pthread_mutex_t mu;
+} part;
+
+typedef struct part_map {
+	pthread_rwlock_t lock;
+	part **p;
+	size_t n, cap;
+} part_map;
+
+/* part_map_init prepares an empty map; cannot fail. */
+void part_map_init(part_map *m);
+
+/* part_map_fini frees every partition; safe on a zeroed map. */
+void part_map_fini(part_map *m);
+
+/*
+ * part_map_load adds every partition recorded in st. Called once at start,
+ * before any request. Returns KV_OK, KV_IO, KV_CORRUPT or KV_ENOMEM.
+ */
+kv_err part_map_load(part_map *m, store *st);
+
+/* part_map_find_locked returns the partition or NULL. Needs m->lock. */
+part *part_map_find_locked(part_map *m, uint32_t table_id, uint32_t id);
+
+/*
+ * part_map_check_locked returns in *out the partition (table_id, id) if this
+ * node owns it at exactly epoch and it holds hash h; otherwise
+ * KV_STALE_ROUTE. Needs m->lock (shared is enough).
+ */
+kv_err part_map_check_locked(part_map *m, uint32_t table_id, uint32_t id,
+    uint64_t epoch, uint64_t h, part **out);
+
+/*
+ * part_map_add_locked inserts a new partition with zero counters and
+ * returns it in *out. Needs m->lock exclusive. KV_OK or KV_ENOMEM.
+ */
+kv_err part_map_add_locked(part_map *m, uint32_t table_id, uint32_t id,
+    uint64_t lo, uint64_t last, uint64_t epoch, part **out);
+
+/* part_map_remove_locked frees partition p. Needs m->lock exclusive. */
+void part_map_remove_locked(part_map *m, part *p);
+
+/* part_meta_key writes p's metadata key. */
+void part_meta_key(uint32_t table_id, uint32_t id,
+    uint8_t key[PART_META_KEY_LEN]);
+
+/*
+ * part_meta_value writes p's metadata value with the given counters (the
+ * values it will have once the batch is written). Needs p->mu or the map
+ * lock exclusive.
+ */
+void part_meta_value(const part *p, uint64_t items, uint64_t bytes,
+    uint8_t val[PART_META_VAL_LEN]);
+
+#endif

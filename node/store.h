@@ -1,0 +1,125 @@
+/*
+ * store.h — the node's ordered key-value store behind a small operations
+ * table, with a RocksDB engine (store_rocks.c) and an in-memory one
+ * (store_mem.c) so that one test suite runs on both.
+ *
+ * Concurrency contract: every operation may be called from any thread at
+ * any time; a batch is applied atomically (all of it or none of it, also
+ * across a crash) and is visible to readers all at once. The store gives no
+ * isolation between a read and a later write: callers that read, decide
+ * and write hold their partition's lock (see part.h).
+ *
+ * Durability: store_write returns after the batch is in the write-ahead
+ * log; it survives kill -9 of the process (and, when opened with sync,
+ * loss of the machine).
+ */
+#ifndef KV_STORE_H
+#define KV_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+typedef struct store store;
+
+typedef enum store_op_kind {
+	STORE_PUT = 1,
+	STORE_DELETE,
+	STORE_DELETE_RANGE, /* [key, end) */
+} store_op_kind;
+
+typedef struct store_op {
+	store_op_kind kind;
+	const uint8_t *key;
+	size_t key_len;
+	const uint8_t *val; /* PUT: value; DELETE_RANGE: end key */
+	size_t val_len;
+} store_op;
+
+/* A batch borrows every key and value until store_write returns. */
+typedef struct store_batch {
+	store_op *ops;
+	size_t n, cap;
+} store_batch;
+
+/*
+ * A scan callback gets each key and value in order; they are valid only
+ * during the call. Returning false stops the scan.
+ */
+typedef bool (*store_scan_fn)(void *arg, const uint8_t *k, size_t kl,
+    const uint8_t *v, size_t vl);
+
+typedef struct store_ops {
+	kv_err (*get)(store *s, const uint8_t *k, size_t kl, uint8_t **v,
+	    size_t *vl, bool *found);
+	kv_err (*write)(store *s, const store_batch *b);
+	kv_err (*scan)(store *s, const uint8_t *lo, size_t lol,
+	    const uint8_t *hi, size_t hil, store_scan_fn fn, void *arg);
+	void (*close)(store *s);
+} store_ops;
+
+struct store {
+	const store_ops *ops;
+};
+
+/*
+ * store_open_rocks opens (creating if needed) a RocksDB store in dir.
+ * Returns KV_OK with an owned store in *out (free with store_close()), or
+ * KV_IO with the reason in why[0..whylen).
+ */
+kv_err store_open_rocks(const char *dir, bool sync, store **out, char *why,
+    size_t whylen);
+
+/* store_open_mem returns an empty in-memory store. KV_OK or KV_ENOMEM. */
+kv_err store_open_mem(store **out);
+
+/*
+ * store_get looks up key k. On KV_OK with *found, *v holds owned bytes
+ * (free with free()). Returns KV_OK, KV_IO or KV_ENOMEM.
+ */
+static inline kv_err
+store_get(store *s, const uint8_t *k, size_t kl, uint8_t **v, size_t *vl,
+    bool *found)
+{
+	return s->ops->get(s, k, kl, v, vl, found);
+}
+
+/* store_write applies b atomically. Returns KV_OK, KV_IO or KV_ENOMEM. */
+static inline kv_err
+store_write(store *s, const store_batch *b)
+{
+	return s->ops->write(s, b);
+}
+
+/*
+ * store_scan calls fn for every key in [lo, hi) in byte order (hi NULL:
+ * to the end). Returns KV_OK, KV_IO or KV_ENOMEM.
+ */
+static inline kv_err
+store_scan(store *s, const uint8_t *lo, size_t lol, const uint8_t *hi,
+    size_t hil, store_scan_fn fn, void *arg)
+{
+	return s->ops->scan(s, lo, lol, hi, hil, fn, arg);
+}
+
+/* store_close closes the store; accepts NULL. */
+static inline void
+store_close(store *s)
+{
+	if (s != NULL)
+		s->ops->close(s);
+}
+
+/* store_batch_init prepares an empty batch; cannot fail. */
+void store_batch_init(store_batch *b);
+
+/* store_batch_fini frees the batch's list; safe on a zeroed batch. */
+void store_batch_fini(store_batch *b);
+
+/* store_batch_add appends one operation. Returns KV_OK or KV_ENOMEM. */
+kv_err store_batch_add(store_batch *b, store_op_kind kind, const uint8_t *k,
+    size_t kl, const uint8_t *v, size_t vl);
+
+#endif

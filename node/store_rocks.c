@@ -1,0 +1,181 @@
+/*
+ * store_rocks.c — the RocksDB engine of store.h. The only file that
+ * includes RocksDB; its errptr strings are turned into KV_IO here.
+ *
+ * Options are for small values: a bloom filter on point lookups, a bounded
+ * block cache (the node's memory budget), no compression of the small upper
+ * levels. Writes go through the WAL; `sync` adds an fsync per batch.
+ */
+#include "store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rocksdb/c.h>
+
+#define BLOCK_CACHE_BYTES (64u * 1024 * 1024)
+
+typedef struct rocks {
+	store base;
+	rocksdb_t *db;
+	rocksdb_options_t *opts;
+	rocksdb_block_based_table_options_t *topts;
+	rocksdb_cache_t *cache;
+	rocksdb_filterpolicy_t *filter; /* owned by topts once set */
+	rocksdb_readoptions_t *ropts;
+	rocksdb_writeoptions_t *wopts;
+} rocks;
+
+static kv_err
+take_err(char *err)
+{
+	if (err == NULL)
+		return KV_OK;
+	fprintf(stderr, "kv-node: rocksdb: %s\n", err);
+	rocksdb_free(err);
+	return KV_IO;
+}
+
+static kv_err
+rocks_get(store *s, const uint8_t *k, size_t kl, uint8_t **v, size_t *vl,
+    bool *found)
+{
+	rocks *r = (rocks *) s;
+	char *err = NULL;
+	size_t n = 0;
+	char *val = rocksdb_get(r->db, r->ropts, (const char *) k, kl, &n,
+	    &err);
+	if (err != NULL)
+		return take_err(err);
+	*found = val != NULL;
+	*v = NULL;
+	*vl = 0;
+	if (val == NULL)
+		return KV_OK;
+	/* rocksdb_get's buffer is malloc'd; hand it over as it is. */
+	*v = (uint8_t *) val;
+	*vl = n;
+	return KV_OK;
+}
+
+static kv_err
+rocks_write(store *s, const store_batch *b)
+{
+	rocks *r = (rocks *) s;
+	rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
+	char *err = NULL;
+	if (wb == NULL)
+		return KV_ENOMEM;
+	for (size_t i = 0; i < b->n; i++) {
+		const store_op *op = &b->ops[i];
+		switch (op->kind) {
+		case STORE_PUT:
+			rocksdb_writebatch_put(wb, (const char *) op->key,
+			    op->key_len, (const char *) op->val, op->val_len);
+			break;
+		case STORE_DELETE:
+			rocksdb_writebatch_delete(wb, (const char *) op->key,
+			    op->key_len);
+			break;
+		case STORE_DELETE_RANGE:
+			rocksdb_writebatch_delete_range(wb,
+			    (const char *) op->key, op->key_len,
+			    (const char *) op->val, op->val_len);
+			break;
+		}
+	}
+	rocksdb_write(r->db, r->wopts, wb, &err);
+	rocksdb_writebatch_destroy(wb);
+	return take_err(err);
+}
+
+static kv_err
+rocks_scan(store *s, const uint8_t *lo, size_t lol, const uint8_t *hi,
+    size_t hil, store_scan_fn fn, void *arg)
+{
+	rocks *r = (rocks *) s;
+	rocksdb_iterator_t *it = rocksdb_create_iterator(r->db, r->ropts);
+	char *err = NULL;
+	if (it == NULL)
+		return KV_ENOMEM;
+	rocksdb_iter_seek(it, (const char *) lo, lol);
+	for (; rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+		size_t kl, vl;
+		const char *k = rocksdb_iter_key(it, &kl);
+		const char *v = rocksdb_iter_value(it, &vl);
+		if (hi != NULL) {
+			int c = memcmp(k, hi, kl < hil ? kl : hil);
+			if (c > 0 || (c == 0 && kl >= hil))
+				break;
+		}
+		if (!fn(arg, (const uint8_t *) k, kl, (const uint8_t *) v, vl))
+			break;
+	}
+	rocksdb_iter_get_error(it, &err);
+	rocksdb_iter_destroy(it);
+	return take_err(err);
+}
+
+static void
+rocks_close(store *s)
+{
+	rocks *r = (rocks *) s;
+	if (r->db != NULL)
+		rocksdb_close(r->db);
+	if (r->ropts != NULL)
+		rocksdb_readoptions_destroy(r->ropts);
+	if (r->wopts != NULL)
+		rocksdb_writeoptions_destroy(r->wopts);
+	if (r->opts != NULL)
+		rocksdb_options_destroy(r->opts);
+	if (r->topts != NULL)
+		rocksdb_block_based_options_destroy(r->topts);
+	if (r->cache != NULL)
+		rocksdb_cache_destroy(r->cache);
+	free(r);
+}
+
+static const store_ops rocks_ops = {
+	.get = rocks_get,
+	.write = rocks_write,
+	.scan = rocks_scan,
+	.close = rocks_close,
+};
+
+kv_err
+store_open_rocks(const char *dir, bool sync, store **out, char *why,
+    size_t whylen)
+{
+	rocks *r = calloc(1, sizeof(*r));
+	char *err = NULL;
+	if (r == NULL)
+		return KV_ENOMEM;
+	r->base.ops = &rocks_ops;
+	r->opts = rocksdb_options_create();
+	rocksdb_options_set_create_if_missing(r->opts, 1);
+	rocksdb_options_increase_parallelism(r->opts, 2);
+	rocksdb_options_set_max_open_files(r->opts, 512);
+	r->topts = rocksdb_block_based_options_create();
+	r->cache = rocksdb_cache_create_lru(BLOCK_CACHE_BYTES);
+	rocksdb_block_based_options_set_block_cache(r->topts, r->cache);
+	r->filter = rocksdb_filterpolicy_create_bloom_full(10);
+	rocksdb_block_based_options_set_filter_policy(r->topts, r->filter);
+	rocksdb_block_based_options_set_cache_index_and_filter_blocks(
+	    r->topts, 1);
+	rocksdb_options_set_block_based_table_factory(r->opts, r->topts);
+	rocksdb_options_set_compression(r->opts, rocksdb_no_compression);
+	r->ropts = rocksdb_readoptions_create();
+	r->wopts = rocksdb_writeoptions_create();
+	rocksdb_writeoptions_set_sync(r->wopts, sync ? 1 : 0);
+	r->db = rocksdb_open(r->opts, dir, &err);
+	if (err != NULL) {
+		snprintf(why, whylen, "cannot open store in %s: %s", dir, err);
+		rocksdb_free(err);
+		r->db = NULL;
+		rocks_close(&r->base);
+		return KV_IO;
+	}
+	*out = &r->base;
+	return KV_OK;
+}

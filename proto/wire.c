@@ -1,0 +1,527 @@
+/*
+ * wire.c — conversion between wire.h's structs and kv.proto (protobuf-c).
+ *
+ * Packing borrows our structs into protobuf messages on the stack (no
+ * copies of item bytes); unpacking copies what it needs into the caller's
+ * arena or into owned catalog structures and frees the protobuf message
+ * before returning. Read wire.h first.
+ */
+#include "wire.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv.pb-c.h"
+
+/* Table -> protobuf. Borrows t; pb points into t and into keys/parts. */
+typedef struct pb_table_buf {
+	Kv__Table t;
+	Kv__KeyDef hash, range;
+	Kv__KeyDef *defs;
+	Kv__KeyDef **defp;
+	Kv__Partition *parts;
+	Kv__Partition **partp;
+} pb_table_buf;
+
+static void
+keydef_to_pb(const key_def *k, Kv__KeyDef *pb)
+{
+	kv__key_def__init(pb);
+	pb->name = k->name != NULL ? k->name : (char *) "";
+	pb->type = (uint32_t) k->type;
+}
+
+static kv_err
+table_to_pb(const table *t, pb_table_buf *b)
+{
+	memset(b, 0, sizeof(*b));
+	kv__table__init(&b->t);
+	b->t.name = t->name != NULL ? t->name : (char *) "";
+	b->t.id = t->id;
+	b->t.uuid = t->uuid != NULL ? t->uuid : (char *) "";
+	keydef_to_pb(&t->hash, &b->hash);
+	b->t.hash = &b->hash;
+	if (t->range.name != NULL) {
+		keydef_to_pb(&t->range, &b->range);
+		b->t.range = &b->range;
+	}
+	if (t->n_attr_defs > 0) {
+		b->defs = calloc(t->n_attr_defs, sizeof(*b->defs));
+		b->defp = calloc(t->n_attr_defs, sizeof(*b->defp));
+		if (b->defs == NULL || b->defp == NULL)
+			return KV_ENOMEM;
+		for (size_t i = 0; i < t->n_attr_defs; i++) {
+			keydef_to_pb(&t->attr_defs[i], &b->defs[i]);
+			b->defp[i] = &b->defs[i];
+		}
+		b->t.n_attr_defs = t->n_attr_defs;
+		b->t.attr_defs = b->defp;
+	}
+	b->t.billing = t->billing;
+	b->t.rcu = t->rcu;
+	b->t.wcu = t->wcu;
+	b->t.status = t->status;
+	b->t.created_ms = t->created_ms;
+	if (t->n_parts > 0) {
+		b->parts = calloc(t->n_parts, sizeof(*b->parts));
+		b->partp = calloc(t->n_parts, sizeof(*b->partp));
+		if (b->parts == NULL || b->partp == NULL)
+			return KV_ENOMEM;
+		for (size_t i = 0; i < t->n_parts; i++) {
+			Kv__Partition *p = &b->parts[i];
+			kv__partition__init(p);
+			p->id = t->parts[i].id;
+			p->lo = t->parts[i].lo;
+			p->last = t->parts[i].last;
+			p->node = t->parts[i].node;
+			p->epoch = t->parts[i].epoch;
+			b->partp[i] = p;
+		}
+		b->t.n_parts = t->n_parts;
+		b->t.parts = b->partp;
+	}
+	return KV_OK;
+}
+
+static void
+table_buf_fini(pb_table_buf *b)
+{
+	free(b->defs);
+	free(b->defp);
+	free(b->parts);
+	free(b->partp);
+}
+
+static kv_err
+keydef_from_pb(const Kv__KeyDef *pb, key_def *k)
+{
+	if (pb == NULL || pb->type < VAL_S || pb->type > VAL_B)
+		return KV_PROTO;
+	k->name = strdup(pb->name);
+	if (k->name == NULL)
+		return KV_ENOMEM;
+	k->type = (val_type) pb->type;
+	return KV_OK;
+}
+
+/* Protobuf -> owned table. On failure *t is finalised. */
+static kv_err
+table_from_pb(const Kv__Table *pb, table *t)
+{
+	kv_err rv;
+	memset(t, 0, sizeof(*t));
+	t->name = strdup(pb->name);
+	t->uuid = strdup(pb->uuid);
+	if (t->name == NULL || t->uuid == NULL) {
+		rv = KV_ENOMEM;
+		goto fail;
+	}
+	t->id = pb->id;
+	if ((rv = keydef_from_pb(pb->hash, &t->hash)) != KV_OK)
+		goto fail;
+	if (pb->range != NULL &&
+	    (rv = keydef_from_pb(pb->range, &t->range)) != KV_OK)
+		goto fail;
+	if (pb->n_attr_defs > 0) {
+		t->attr_defs = calloc(pb->n_attr_defs, sizeof(key_def));
+		if (t->attr_defs == NULL) {
+			rv = KV_ENOMEM;
+			goto fail;
+		}
+		for (size_t i = 0; i < pb->n_attr_defs; i++) {
+			rv = keydef_from_pb(pb->attr_defs[i], &t->attr_defs[i]);
+			if (rv != KV_OK)
+				goto fail;
+			t->n_attr_defs = i + 1;
+		}
+	}
+	t->billing = (billing_mode) pb->billing;
+	t->rcu = pb->rcu;
+	t->wcu = pb->wcu;
+	t->status = (table_status) pb->status;
+	t->created_ms = pb->created_ms;
+	if (pb->n_parts > 0) {
+		t->parts = calloc(pb->n_parts, sizeof(partition));
+		if (t->parts == NULL) {
+			rv = KV_ENOMEM;
+			goto fail;
+		}
+		for (size_t i = 0; i < pb->n_parts; i++) {
+			const Kv__Partition *p = pb->parts[i];
+			t->parts[i].id = p->id;
+			t->parts[i].lo = p->lo;
+			t->parts[i].last = p->last;
+			t->parts[i].node = p->node;
+			t->parts[i].epoch = p->epoch;
+		}
+		t->n_parts = pb->n_parts;
+	}
+	return KV_OK;
+fail:
+	table_fini(t);
+	return rv;
+}
+
+/* Catalog -> protobuf. */
+typedef struct pb_catalog_buf {
+	Kv__Catalog c;
+	pb_table_buf *tables;
+	Kv__Table **tablep;
+	size_t n;
+} pb_catalog_buf;
+
+static void
+catalog_buf_fini(pb_catalog_buf *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		table_buf_fini(&b->tables[i]);
+	free(b->tables);
+	free(b->tablep);
+}
+
+static kv_err
+catalog_to_pb(const catalog *c, pb_catalog_buf *b)
+{
+	memset(b, 0, sizeof(*b));
+	kv__catalog__init(&b->c);
+	b->c.version = c->version;
+	b->c.next_table_id = c->next_table_id;
+	if (c->n_tables == 0)
+		return KV_OK;
+	b->tables = calloc(c->n_tables, sizeof(*b->tables));
+	b->tablep = calloc(c->n_tables, sizeof(*b->tablep));
+	if (b->tables == NULL || b->tablep == NULL)
+		return KV_ENOMEM;
+	for (size_t i = 0; i < c->n_tables; i++) {
+		b->n = i + 1;
+		kv_err rv = table_to_pb(&c->tables[i], &b->tables[i]);
+		if (rv != KV_OK)
+			return rv;
+		b->tablep[i] = &b->tables[i].t;
+	}
+	b->c.n_tables = c->n_tables;
+	b->c.tables = b->tablep;
+	return KV_OK;
+}
+
+static kv_err
+catalog_from_pb(const Kv__Catalog *pb, catalog **out)
+{
+	catalog *c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return KV_ENOMEM;
+	c->version = pb->version;
+	c->next_table_id = pb->next_table_id;
+	if (pb->n_tables > 0) {
+		c->tables = calloc(pb->n_tables, sizeof(table));
+		if (c->tables == NULL) {
+			catalog_free(c);
+			return KV_ENOMEM;
+		}
+		for (size_t i = 0; i < pb->n_tables; i++) {
+			kv_err rv = table_from_pb(pb->tables[i], &c->tables[i]);
+			if (rv != KV_OK) {
+				catalog_free(c);
+				return rv;
+			}
+			c->n_tables = i + 1;
+		}
+	}
+	*out = c;
+	return KV_OK;
+}
+
+/* Packs any message into owned bytes. */
+static kv_err
+pack(const ProtobufCMessage *m, uint8_t **out, size_t *len)
+{
+	size_t n = protobuf_c_message_get_packed_size(m);
+	uint8_t *buf = malloc(n > 0 ? n : 1);
+	if (buf == NULL)
+		return KV_ENOMEM;
+	protobuf_c_message_pack(m, buf);
+	*out = buf;
+	*len = n;
+	return KV_OK;
+}
+
+static const uint8_t *
+copy_bytes(arena *a, const ProtobufCBinaryData *d, size_t *len)
+{
+	*len = d->len;
+	if (d->len == 0 || d->data == NULL) {
+		*len = 0;
+		return NULL;
+	}
+	return (const uint8_t *) arena_dup(a, d->data, d->len);
+}
+
+kv_err
+wire_pack_request(const rpc_request *r, uint8_t **out, size_t *len)
+{
+	Kv__Request pb = KV__REQUEST__INIT;
+	pb_table_buf tb;
+	bool have_table = false;
+	kv_err rv;
+
+	pb.op = r->op;
+	pb.table_id = r->table_id;
+	pb.part = r->part;
+	pb.epoch = r->epoch;
+	pb.key.data = (uint8_t *) r->key;
+	pb.key.len = r->key_len;
+	pb.item.data = (uint8_t *) r->item;
+	pb.item.len = r->item_len;
+	pb.return_values = r->return_values;
+	pb.consistent = r->consistent;
+	if (r->table_name != NULL)
+		pb.table_name = (char *) r->table_name;
+	pb.min_version = r->min_version;
+	pb.node = r->node;
+	if (r->table != NULL) {
+		have_table = true;
+		if ((rv = table_to_pb(r->table, &tb)) != KV_OK)
+			goto out;
+		pb.table = &tb.t;
+	}
+	rv = pack(&pb.base, out, len);
+out:
+	if (have_table)
+		table_buf_fini(&tb);
+	return rv;
+}
+
+kv_err
+wire_unpack_request(const uint8_t *buf, size_t len, arena *a,
+    rpc_request *r)
+{
+	Kv__Request *pb = kv__request__unpack(NULL, len, buf);
+	kv_err rv = KV_OK;
+
+	memset(r, 0, sizeof(*r));
+	if (pb == NULL)
+		return KV_PROTO;
+	r->op = (rpc_op) pb->op;
+	r->table_id = pb->table_id;
+	r->part = pb->part;
+	r->epoch = pb->epoch;
+	r->key = copy_bytes(a, &pb->key, &r->key_len);
+	r->item = copy_bytes(a, &pb->item, &r->item_len);
+	if ((pb->key.len > 0 && r->key == NULL) ||
+	    (pb->item.len > 0 && r->item == NULL)) {
+		rv = KV_ENOMEM;
+		goto out;
+	}
+	r->return_values = (rpc_return) pb->return_values;
+	r->consistent = pb->consistent;
+	if (pb->table_name != NULL && pb->table_name[0] != '\0') {
+		r->table_name = arena_dup(a, pb->table_name,
+		    strlen(pb->table_name));
+		if (r->table_name == NULL) {
+			rv = KV_ENOMEM;
+			goto out;
+		}
+	}
+	r->min_version = pb->min_version;
+	r->node = pb->node;
+	if (pb->table != NULL) {
+		table *t = malloc(sizeof(*t));
+		if (t == NULL) {
+			rv = KV_ENOMEM;
+			goto out;
+		}
+		if ((rv = table_from_pb(pb->table, t)) != KV_OK) {
+			free(t);
+			goto out;
+		}
+		r->table = t;
+	}
+out:
+	kv__request__free_unpacked(pb, NULL);
+	return rv;
+}
+
+void
+wire_request_fini(rpc_request *r)
+{
+	if (r->table != NULL) {
+		table *t = (table *) r->table;
+		table_fini(t);
+		free(t);
+		r->table = NULL;
+	}
+}
+
+kv_err
+wire_pack_response(const rpc_response *r, uint8_t **out, size_t *len)
+{
+	Kv__Response pb = KV__RESPONSE__INIT;
+	pb_catalog_buf cb;
+	pb_table_buf tb;
+	bool have_cat = false, have_table = false;
+	Kv__PartStats *stats = NULL, **statp = NULL;
+	kv_err rv = KV_OK;
+
+	pb.code = r->code;
+	if (r->message != NULL)
+		pb.message = (char *) r->message;
+	pb.found = r->found;
+	pb.item.data = (uint8_t *) r->item;
+	pb.item.len = r->item_len;
+	if (r->cat != NULL) {
+		have_cat = true;
+		if ((rv = catalog_to_pb(r->cat, &cb)) != KV_OK)
+			goto out;
+		pb.catalog = &cb.c;
+	}
+	if (r->table != NULL) {
+		have_table = true;
+		if ((rv = table_to_pb(r->table, &tb)) != KV_OK)
+			goto out;
+		pb.table = &tb.t;
+	}
+	if (r->n_stats > 0) {
+		stats = calloc(r->n_stats, sizeof(*stats));
+		statp = calloc(r->n_stats, sizeof(*statp));
+		if (stats == NULL || statp == NULL) {
+			rv = KV_ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < r->n_stats; i++) {
+			kv__part_stats__init(&stats[i]);
+			stats[i].table_id = r->stats[i].table_id;
+			stats[i].part = r->stats[i].part;
+			stats[i].epoch = r->stats[i].epoch;
+			stats[i].items = r->stats[i].items;
+			stats[i].bytes = r->stats[i].bytes;
+			statp[i] = &stats[i];
+		}
+		pb.n_stats = r->n_stats;
+		pb.stats = statp;
+	}
+	rv = pack(&pb.base, out, len);
+out:
+	if (have_cat)
+		catalog_buf_fini(&cb);
+	if (have_table)
+		table_buf_fini(&tb);
+	free(stats);
+	free(statp);
+	return rv;
+}
+
+kv_err
+wire_unpack_response(const uint8_t *buf, size_t len, arena *a,
+    rpc_response *r)
+{
+	Kv__Response *pb = kv__response__unpack(NULL, len, buf);
+	kv_err rv = KV_OK;
+
+	memset(r, 0, sizeof(*r));
+	if (pb == NULL)
+		return KV_PROTO;
+	if (pb->code >= KV_ERR_COUNT) {
+		rv = KV_PROTO;
+		goto out;
+	}
+	r->code = (kv_err) pb->code;
+	if (pb->message != NULL && pb->message[0] != '\0')
+		r->message = arena_dup(a, pb->message, strlen(pb->message));
+	r->found = pb->found;
+	r->item = copy_bytes(a, &pb->item, &r->item_len);
+	if (pb->item.len > 0 && r->item == NULL) {
+		rv = KV_ENOMEM;
+		goto out;
+	}
+	if (pb->n_stats > 0) {
+		r->stats = arena_alloc(a, pb->n_stats * sizeof(part_stats));
+		if (r->stats == NULL) {
+			rv = KV_ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < pb->n_stats; i++) {
+			r->stats[i].table_id = pb->stats[i]->table_id;
+			r->stats[i].part = pb->stats[i]->part;
+			r->stats[i].epoch = pb->stats[i]->epoch;
+			r->stats[i].items = pb->stats[i]->items;
+			r->stats[i].bytes = pb->stats[i]->bytes;
+		}
+		r->n_stats = pb->n_stats;
+	}
+	if (pb->catalog != NULL &&
+	    (rv = catalog_from_pb(pb->catalog, &r->cat)) != KV_OK)
+		goto out;
+	if (pb->table != NULL) {
+		table *t = malloc(sizeof(*t));
+		if (t == NULL) {
+			rv = KV_ENOMEM;
+			goto out;
+		}
+		if ((rv = table_from_pb(pb->table, t)) != KV_OK) {
+			free(t);
+			goto out;
+		}
+		r->table = t;
+	}
+out:
+	if (rv != KV_OK)
+		wire_response_fini(r);
+	kv__response__free_unpacked(pb, NULL);
+	return rv;
+}
+
+void
+wire_response_fini(rpc_response *r)
+{
+	catalog_free(r->cat);
+	r->cat = NULL;
+	if (r->table != NULL) {
+		table_fini(r->table);
+		free(r->table);
+		r->table = NULL;
+	}
+}
+
+kv_err
+wire_pack_catalog(const catalog *c, uint8_t **out, size_t *len)
+{
+	pb_catalog_buf b;
+	kv_err rv = catalog_to_pb(c, &b);
+	if (rv == KV_OK)
+		rv = pack(&b.c.base, out, len);
+	catalog_buf_fini(&b);
+	return rv;
+}
+
+kv_err
+wire_unpack_catalog(const uint8_t *buf, size_t len, catalog **out)
+{
+	Kv__Catalog *pb = kv__catalog__unpack(NULL, len, buf);
+	if (pb == NULL)
+		return KV_CORRUPT;
+	kv_err rv = catalog_from_pb(pb, out);
+	kv__catalog__free_unpacked(pb, NULL);
+	return rv == KV_PROTO ? KV_CORRUPT : rv;
+}
+
+kv_err
+wire_pack_table(const table *t, uint8_t **out, size_t *len)
+{
+	pb_table_buf b;
+	kv_err rv = table_to_pb(t, &b);
+	if (rv == KV_OK)
+		rv = pack(&b.t.base, out, len);
+	table_buf_fini(&b);
+	return rv;
+}
+
+kv_err
+wire_unpack_table(const uint8_t *buf, size_t len, table *out)
+{
+	Kv__Table *pb = kv__table__unpack(NULL, len, buf);
+	if (pb == NULL)
+		return KV_CORRUPT;
+	kv_err rv = table_from_pb(pb, out);
+	kv__table__free_unpacked(pb, NULL);
+	return rv == KV_PROTO ? KV_CORRUPT : rv;
+}

@@ -1,0 +1,123 @@
+/*
+ * wire.h — router<->node messages as our own structs, and their packing.
+ *
+ * The rest of the code builds an rpc_request / rpc_response and never sees
+ * protobuf-c. wire.c converts to and from kv.proto; unpacking copies every
+ * byte into the caller's arena and frees the protobuf message before it
+ * returns, so nothing from protobuf-c outlives the call. Corrupt or hostile
+ * bytes give KV_PROTO, never a crash.
+ */
+#ifndef KV_WIRE_H
+#define KV_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "catalog.h"
+#include "err.h"
+
+/* The verbs a node serves; node/<verb>.c implements each. */
+typedef enum rpc_op {
+	RPC_PING = 1,         /* liveness; answers KV_OK */
+	RPC_GET = 2,          /* read one item by storage key */
+	RPC_PUT = 3,          /* write one item */
+	RPC_DELETE = 4,       /* delete one item */
+	RPC_CATALOG_GET = 10, /* catalog node: current catalog */
+	RPC_CREATE_TABLE = 11, /* catalog node: add a table */
+	RPC_DELETE_TABLE = 12, /* catalog node: remove a table */
+	RPC_ASSIGN = 13,      /* owner: take these partitions of a table */
+	RPC_DROP_TABLE = 14,  /* owner: forget a table and its items */
+	RPC_STATS = 15,       /* owner: item counts and sizes of a table */
+	RPC_BUMP_EPOCH = 16,  /* catalog node: raise a partition's epoch */
+} rpc_op;
+
+typedef enum rpc_return {
+	RPC_RETURN_NONE = 0,
+	RPC_RETURN_ALL_OLD = 1,
+} rpc_return;
+
+typedef struct rpc_request {
+	rpc_op op;
+	uint32_t table_id;
+	uint32_t part;  /* partition id within the table */
+	uint64_t epoch; /* the epoch the router believes the partition has */
+	const uint8_t *key;
+	size_t key_len;
+	const uint8_t *item; /* codec bytes */
+	size_t item_len;
+	rpc_return return_values;
+	bool consistent;
+	const table *table;     /* CREATE_TABLE, ASSIGN; see wire_request_fini */
+	const char *table_name; /* DELETE_TABLE; NULL when absent */
+	uint64_t min_version;   /* CATALOG_GET: wanted at least this */
+	uint32_t node;          /* ASSIGN: the node being told */
+} rpc_request;
+
+typedef struct part_stats {
+	uint32_t table_id;
+	uint32_t part;
+	uint64_t epoch;
+	uint64_t items;
+	uint64_t bytes;
+} part_stats;
+
+typedef struct rpc_response {
+	kv_err code;
+	const char *message; /* NULL or a reason for the code */
+	bool found;
+	const uint8_t *item; /* codec bytes; NULL when absent */
+	size_t item_len;
+	catalog *cat;        /* CATALOG_GET; see wire_unpack_response */
+	table *table;        /* CREATE_TABLE, DELETE_TABLE: the table */
+	part_stats *stats;
+	size_t n_stats;
+} rpc_response;
+
+/*
+ * wire_pack_request returns owned bytes (free with free()) holding r in
+ * *out, length in *len. Borrows r. Returns KV_OK or KV_ENOMEM.
+ */
+kv_err wire_pack_request(const rpc_request *r, uint8_t **out, size_t *len);
+
+/*
+ * wire_unpack_request reads buf[0..len) into *r; every pointer in *r is
+ * valid until arena_fini(a), except r->table, which is owned by *r until
+ * wire_request_fini(r). Returns KV_OK, KV_PROTO or KV_ENOMEM; on failure
+ * nothing needs freeing.
+ */
+kv_err wire_unpack_request(const uint8_t *buf, size_t len, arena *a,
+    rpc_request *r);
+
+/* wire_request_fini frees what an unpacked request owns; safe on zeroed. */
+void wire_request_fini(rpc_request *r);
+
+/* wire_pack_response: as wire_pack_request, for a response. */
+kv_err wire_pack_response(const rpc_response *r, uint8_t **out, size_t *len);
+
+/*
+ * wire_unpack_response reads a response into *r; pointers are valid until
+ * arena_fini(a), except r->cat and r->table, which *r owns until
+ * wire_response_fini(r) (a router keeps a catalog beyond one request: it
+ * may take r->cat and set it to NULL). On failure nothing needs freeing.
+ */
+kv_err wire_unpack_response(const uint8_t *buf, size_t len, arena *a,
+    rpc_response *r);
+
+/* wire_response_fini frees what an unpacked response owns; safe on zeroed. */
+void wire_response_fini(rpc_response *r);
+
+/*
+ * wire_pack_catalog / wire_unpack_catalog serialise a whole catalog, for the
+ * catalog node's durable copy. unpack returns an owned catalog in *out
+ * (free with catalog_free()).
+ */
+kv_err wire_pack_catalog(const catalog *c, uint8_t **out, size_t *len);
+kv_err wire_unpack_catalog(const uint8_t *buf, size_t len, catalog **out);
+
+/* wire_pack_table / wire_unpack_table: one table, owned (table_fini). */
+kv_err wire_pack_table(const table *t, uint8_t **out, size_t *len);
+kv_err wire_unpack_table(const uint8_t *buf, size_t len, table *out);
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * api.h — DynamoDB's JSON 1.0 API: one entry point that takes the target
+ * operation and the body of a POST and produces the reply. Each operation
+ * lives in ops_table.c or ops_item.c; request.c holds their shared parsing
+ * of request fields.
+ */
+#ifndef KV_API_H
+#define KV_API_H
+
+#include <jansson.h>
+
+#include "arena.h"
+#include "router.h"
+
+/* What an operation gets besides its parsed body. */
+typedef struct api_ctx {
+	router *r;
+	arena *a;          /* freed when the request ends */
+	const char *region; /* from the request's credential scope */
+} api_ctx;
+
+typedef void (*api_op_fn)(api_ctx *c, json_t *body, reply *out);
+
+/*
+ * api_handle serves one request: target is the X-Amz-Target header (or
+ * NULL), auth the Authorization header (or NULL), body[0..len) the raw
+ * body. Fills *out with the status and an owned body. Thread-safe.
+ */
+void api_handle(router *r, const char *target, const char *auth,
+    const char *body, size_t len, reply *out);
+
+/* The operations (ops_table.c, ops_item.c). */
+void ops_table_create(api_ctx *c, json_t *body, reply *out);
+void ops_table_describe(api_ctx *c, json_t *body, reply *out);
+void ops_table_list(api_ctx *c, json_t *body, reply *out);
+void ops_table_delete(api_ctx *c, json_t *body, reply *out);
+void ops_item_put(api_ctx *c, json_t *body, reply *out);
+void ops_item_get(api_ctx *c, json_t *body, reply *out);
+void ops_item_delete(api_ctx *c, json_t *body, reply *out);
+
+/* api_reply_json fills *out with 200 and the JSON of j (takes j). */
+void api_reply_json(reply *out, json_t *j);
+
+#endif

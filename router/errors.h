@@ -1,0 +1,39 @@
+/*
+ * errors.h — DynamoDB's error answers: the one table from our error codes
+ * and DynamoDB's exception names to HTTP status, __type and message.
+ */
+#ifndef KV_ERRORS_H
+#define KV_ERRORS_H
+
+#include "err.h"
+#include "router.h"
+
+typedef enum api_error {
+	ERR_VALIDATION = 1,      /* ValidationException */
+	ERR_SERIALIZATION,       /* SerializationException */
+	ERR_UNKNOWN_OPERATION,   /* UnknownOperationException */
+	ERR_RESOURCE_NOT_FOUND,  /* ResourceNotFoundException */
+	ERR_RESOURCE_IN_USE,     /* ResourceInUseException */
+	ERR_CONDITIONAL_CHECK,   /* ConditionalCheckFailedException */
+	ERR_INTERNAL,            /* InternalServerError (500) */
+	ERR_UNAVAILABLE,         /* ServiceUnavailable (503) */
+	ERR_MISSING_ACTION,      /* MissingAction */
+	ERR_TOO_LARGE,           /* request over 16 MB (413) */
+} api_error;
+
+/*
+ * errors_reply fills *r with DynamoDB's error body for e and the printf
+ * message. Never fails: without memory it sends a fixed 500 body.
+ */
+void errors_reply(reply *r, api_error e, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/*
+ * errors_from_kv fills *r for a failed internal call: KV_UNAVAILABLE and
+ * KV_TIMEDOUT become ServiceUnavailable / InternalServerError, others
+ * InternalServerError. For codes that have a DynamoDB meaning, callers
+ * answer themselves before reaching this.
+ */
+void errors_from_kv(reply *r, kv_err e);
+
+#endif

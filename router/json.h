@@ -1,0 +1,57 @@
+/*
+ * json.h — DynamoDB's JSON shapes for attribute values and items.
+ *
+ * The only file that knows how an AttributeValue looks in DynamoDB's JSON
+ * 1.0 protocol ({"S": "x"}, {"N": "12.5"}, {"B": "<base64>"}, {"M": {...}},
+ * ...). Converting JSON to a value tree also validates it the way DynamoDB
+ * does and reports DynamoDB's own error (SerializationException for JSON of
+ * the wrong shape, ValidationException for values DynamoDB refuses), so the
+ * rest of the router deals only in valid trees. Request-level fields
+ * (TableName, Key, ...) are read in router/request.c.
+ */
+#ifndef KV_ROUTER_JSON_H
+#define KV_ROUTER_JSON_H
+
+#include <jansson.h>
+
+#include "arena.h"
+#include "err.h"
+#include "value.h"
+
+typedef enum json_err_kind {
+	JSON_ERR_VALIDATION = 1,    /* ValidationException */
+	JSON_ERR_SERIALIZATION = 2, /* SerializationException */
+} json_err_kind;
+
+typedef struct json_error {
+	json_err_kind kind;
+	char msg[512];
+} json_error;
+
+/*
+ * json_to_value converts one AttributeValue object into *out, allocating in
+ * a. depth is the nesting level of j (0 for a top-level attribute; each M
+ * or L adds one; more than VALUE_MAX_DEPTH fails). Returns KV_OK, KV_EINVAL
+ * with *err filled in, or KV_ENOMEM. Borrows j.
+ */
+kv_err json_to_value(arena *a, const json_t *j, int depth, value *out,
+    json_error *err);
+
+/*
+ * json_to_item converts an object of attribute name -> AttributeValue (an
+ * Item, a Key or ExpressionAttributeValues) into a value of type M.
+ * Same results as json_to_value.
+ */
+kv_err json_to_item(arena *a, const json_t *j, value *out, json_error *err);
+
+/*
+ * json_from_value returns a new reference to the JSON of v ({"N": "100"},
+ * binaries in base64, numbers in canonical form), or NULL when memory is
+ * exhausted.
+ */
+json_t *json_from_value(const value *v);
+
+/* json_from_item returns a new reference to the JSON object of an item. */
+json_t *json_from_item(const value *item);
+
+#endif

@@ -1,0 +1,510 @@
+/*
+ * ops_table.c — CreateTable, DescribeTable, ListTables and DeleteTable.
+ *
+ * The router checks a CreateTable request the way DynamoDB does (shape
+ * first, then the key schema against the attribute definitions, then the
+ * billing mode) and asks the catalog node to add the table; the catalog
+ * node owns naming, ids and the CREATING -> ACTIVE transition. Describe
+ * and List read a freshly fetched catalog, so a client polling for ACTIVE
+ * sees it as soon as the catalog node does. ItemCount and TableSizeBytes
+ * are summed from the owners' partition counters (DynamoDB refreshes these
+ * about every six hours; ours are exact).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "conn.h"
+#include "errors.h"
+#include "request.h"
+#include "route.h"
+
+#define ACCOUNT_ID "000000000000"
+#define MAX_PROVISIONED 1000000000000LL
+
+static const char *
+status_name(table_status s)
+{
+	switch (s) {
+	case TABLE_CREATING: return "CREATING";
+	case TABLE_ACTIVE: return "ACTIVE";
+	case TABLE_DELETING: return "DELETING";
+	}
+	return "ACTIVE";
+}
+
+/* Sums the partition counters of t over its owners (best effort). */
+static void
+table_counts(api_ctx *c, const table *t, uint64_t *items, uint64_t *bytes)
+{
+	bool asked[CONFIG_MAX_NODES] = { false };
+	*items = *bytes = 0;
+	for (size_t i = 0; i < t->n_parts; i++) {
+		uint32_t node = t->parts[i].node;
+		if (node >= CONFIG_MAX_NODES || asked[node])
+			continue;
+		asked[node] = true;
+		rpc_request req = { .op = RPC_STATS, .table_id = t->id };
+		rpc_response resp;
+		if (conn_call(c->r, node, &req, c->a, &resp) != KV_OK)
+			continue;
+		for (size_t k = 0; k < resp.n_stats; k++) {
+			*items += resp.stats[k].items;
+			*bytes += resp.stats[k].bytes;
+		}
+		wire_response_fini(&resp);
+	}
+}
+
+static json_t *
+key_schema_json(const table *t)
+{
+	json_t *ks = json_array();
+	json_array_append_new(ks, json_pack("{s:s,s:s}", "AttributeName",
+	    t->hash.name, "KeyType", "HASH"));
+	if (t->range.name != NULL)
+		json_array_append_new(ks, json_pack("{s:s,s:s}",
+		    "AttributeName", t->range.name, "KeyType", "RANGE"));
+	return ks;
+}
+
+/*
+ * The TableDescription of t. with_counts adds ItemCount and TableSizeBytes
+ * from the owners (DescribeTable), which needs network calls.
+ */
+static json_t *
+describe(api_ctx *c, const table *t, bool with_counts)
+{
+	char arn[512];
+	json_t *defs = json_array();
+	uint64_t items = 0, bytes = 0;
+
+	snprintf(arn, sizeof(arn), "arn:aws:dynamodb:%s:%s:table/%s",
+	    c->region, ACCOUNT_ID, t->name);
+	for (size_t i = 0; i < t->n_attr_defs; i++)
+		json_array_append_new(defs, json_pack("{s:s,s:s}",
+		    "AttributeName", t->attr_defs[i].name, "AttributeType",
+		    value_type_name(t->attr_defs[i].type)));
+	if (with_counts && t->status == TABLE_ACTIVE)
+		table_counts(c, t, &items, &bytes);
+	json_t *j = json_pack("{s:o,s:s,s:o,s:s,s:f,s:I,s:I,s:s,s:s}",
+	    "AttributeDefinitions", defs,
+	    "TableName", t->name,
+	    "KeySchema", key_schema_json(t),
+	    "TableStatus", status_name(t->status),
+	    "CreationDateTime", (double) t->created_ms / 1000.0,
+	    "TableSizeBytes", (json_int_t) bytes,
+	    "ItemCount", (json_int_t) items,
+	    "TableArn", arn,
+	    "TableId", t->uuid);
+	if (j == NULL)
+		return NULL;
+	json_object_set_new(j, "ProvisionedThroughput", json_pack(
+	    "{s:I,s:I,s:I}", "NumberOfDecreasesToday", (json_int_t) 0,
+	    "ReadCapacityUnits", (json_int_t) t->rcu,
+	    "WriteCapacityUnits", (json_int_t) t->wcu));
+	json_t *bms = json_pack("{s:s}", "BillingMode",
+	    t->billing == BILLING_PAY_PER_REQUEST ? "PAY_PER_REQUEST" :
+	    "PROVISIONED");
+	if (t->billing == BILLING_PAY_PER_REQUEST)
+		json_object_set_new(bms, "LastUpdateToPayPerRequestDateTime",
+		    json_real((double) t->created_ms / 1000.0));
+	json_object_set_new(j, "BillingModeSummary", bms);
+	json_object_set_new(j, "DeletionProtectionEnabled", json_false());
+	return j;
+}
+
+/* Reads one AttributeDefinitions / KeySchema element's two strings. */
+static bool
+pair(json_t *e, const char *k1, const char **v1, const char *k2,
+    const char **v2, const char *member, reply *out)
+{
+	if (!json_is_object(e)) {
+		errors_reply(out, ERR_SERIALIZATION,
+		    "Unexpected value type in payload for member %s", member);
+		return false;
+	}
+	return req_string(e, k1, v1, out) && req_string(e, k2, v2, out);
+}
+
+static val_type
+attr_type(const char *s)
+{
+	if (s == NULL)
+		return 0;
+	if (strcmp(s, "S") == 0)
+		return VAL_S;
+	if (strcmp(s, "N") == 0)
+		return VAL_N;
+	if (strcmp(s, "B") == 0)
+		return VAL_B;
+	return 0;
+}
+
+/* Reads ProvisionedThroughput's units; false after filling *out. */
+static bool
+read_throughput(json_t *pt, req_errors *e, json_int_t *rcu, json_int_t *wcu,
+    reply *out)
+{
+	static const char *const f[2] = { "ReadCapacityUnits",
+		"WriteCapacityUnits" };
+	static const char *const m[2] = {
+		"provisionedThroughput.readCapacityUnits",
+		"provisionedThroughput.writeCapacityUnits" };
+	json_int_t *dst[2] = { rcu, wcu };
+	for (int i = 0; i < 2; i++) {
+		json_t *v;
+		*dst[i] = 0;
+		if (!req_integer(pt, f[i], &v, out))
+			return false;
+		if (v == NULL) {
+			req_errors_add(e, "Value null at '%s' failed to "
+			    "satisfy constraint: Member must not be null", m[i]);
+			continue;
+		}
+		*dst[i] = json_integer_value(v);
+		if (*dst[i] < 1)
+			req_errors_add(e, "Value '%lld' at '%s' failed to "
+			    "satisfy constraint: Member must have value "
+			    "greater than or equal to 1",
+			    (long long) *dst[i], m[i]);
+	}
+	return true;
+}
+
+void
+ops_table_create(api_ctx *c, json_t *body, reply *out)
+{
+	const char *name, *billing;
+	json_t *defs_j, *keys_j, *pt;
+	req_errors e = { 0 };
+	table t;
+	json_int_t rcu = 0, wcu = 0;
+
+	memset(&t, 0, sizeof(t));
+	if (!req_string(body, "TableName", &name, out) ||
+	    !req_array(body, "AttributeDefinitions", &defs_j, out) ||
+	    !req_array(body, "KeySchema", &keys_j, out) ||
+	    !req_string(body, "BillingMode", &billing, out) ||
+	    !req_object(body, "ProvisionedThroughput", &pt, out))
+		return;
+	if (json_object_get(body, "GlobalSecondaryIndexes") != NULL ||
+	    json_object_get(body, "LocalSecondaryIndexes") != NULL) {
+		errors_reply(out, ERR_VALIDATION, "Secondary indexes are not "
+		    "supported by this cluster yet");
+		return;
+	}
+	/* Shape checks, collected as DynamoDB collects them. */
+	if (defs_j == NULL)
+		req_errors_add(&e, "Value null at 'attributeDefinitions' "
+		    "failed to satisfy constraint: Member must not be null");
+	req_check_table_name(&e, name, "tableName");
+	if (keys_j == NULL)
+		req_errors_add(&e, "Value null at 'keySchema' failed to "
+		    "satisfy constraint: Member must not be null");
+	else if (json_array_size(keys_j) < 1 || json_array_size(keys_j) > 2)
+		req_errors_add(&e, "Value '%s' at 'keySchema' failed to "
+		    "satisfy constraint: Member must have length %s", "[...]",
+		    json_array_size(keys_j) < 1 ?
+		    "greater than or equal to 1" : "less than or equal to 2");
+	if (billing != NULL && strcmp(billing, "PROVISIONED") != 0 &&
+	    strcmp(billing, "PAY_PER_REQUEST") != 0)
+		req_errors_add(&e, "Value '%s' at 'billingMode' failed to "
+		    "satisfy constraint: Member must satisfy enum value set: "
+		    "[PROVISIONED, PAY_PER_REQUEST]", billing);
+	if (pt != NULL && !read_throughput(pt, &e, &rcu, &wcu, out))
+		return;
+	size_t nd = defs_j != NULL ? json_array_size(defs_j) : 0;
+	size_t nk = keys_j != NULL ? json_array_size(keys_j) : 0;
+	const char *dn[64], *dt[64], *kn[2] = { NULL, NULL },
+	    *kt[2] = { NULL, NULL };
+	if (nd > 64) {
+		req_errors_add(&e, "Value '[...]' at 'attributeDefinitions' "
+		    "failed to satisfy constraint: Member must have length "
+		    "less than or equal to 64");
+		nd = 0;
+	}
+	for (size_t i = 0; i < nd; i++) {
+		if (!pair(json_array_get(defs_j, i), "AttributeName", &dn[i],
+		    "AttributeType", &dt[i], "AttributeDefinitions", out))
+			return;
+		if (dn[i] == NULL)
+			req_errors_add(&e, "Value null at "
+			    "'attributeDefinitions.%zu.member.attributeName' "
+			    "failed to satisfy constraint: Member must not be "
+			    "null", i + 1);
+		if (attr_type(dt[i]) == 0)
+			req_errors_add(&e, "Value '%s' at "
+			    "'attributeDefinitions.%zu.member.attributeType' "
+			    "failed to satisfy constraint: Member must satisfy "
+			    "enum value set: [B, N, S]",
+			    dt[i] != NULL ? dt[i] : "null", i + 1);
+	}
+	for (size_t i = 0; i < nk && i < 2; i++) {
+		if (!pair(json_array_get(keys_j, i), "AttributeName", &kn[i],
+		    "KeyType", &kt[i], "KeySchema", out))
+			return;
+		if (kn[i] == NULL)
+			req_errors_add(&e, "Value null at "
+			    "'keySchema.%zu.member.attributeName' failed to "
+			    "satisfy constraint: Member must not be null", i + 1);
+		if (kt[i] == NULL || (strcmp(kt[i], "HASH") != 0 &&
+		    strcmp(kt[i], "RANGE") != 0))
+			req_errors_add(&e, "Value '%s' at "
+			    "'keySchema.%zu.member.keyType' failed to satisfy "
+			    "constraint: Member must satisfy enum value set: "
+			    "[HASH, RANGE]", kt[i] != NULL ? kt[i] : "null",
+			    i + 1);
+	}
+	if (req_errors_reply(&e, out))
+		return;
+
+	/* The service's own checks, in DynamoDB's order. */
+	bool on_demand = billing != NULL &&
+	    strcmp(billing, "PAY_PER_REQUEST") == 0;
+	if (on_demand && pt != NULL) {
+		errors_reply(out, ERR_VALIDATION, "One or more parameter "
+		    "values were invalid: Neither ReadCapacityUnits nor "
+		    "WriteCapacityUnits can be specified when BillingMode is "
+		    "PAY_PER_REQUEST");
+		return;
+	}
+	if (!on_demand && pt == NULL) {
+		errors_reply(out, ERR_VALIDATION, "One or more parameter "
+		    "values were invalid: ReadCapacityUnits and "
+		    "WriteCapacityUnits must both be specified when "
+		    "BillingMode is PROVISIONED");
+		return;
+	}
+	if (rcu > MAX_PROVISIONED || wcu > MAX_PROVISIONED) {
+		errors_reply(out, ERR_VALIDATION, "Given value %lld for %s "
+		    "is out of bounds", (long long) (rcu > MAX_PROVISIONED ?
+		    rcu : wcu), rcu > MAX_PROVISIONED ? "ReadCapacityUnits" :
+		    "WriteCapacityUnits");
+		return;
+	}
+	if (nk > nd) {
+		errors_reply(out, ERR_VALIDATION, "Invalid KeySchema: Some "
+		    "index key attribute have no definition");
+		return;
+	}
+	for (size_t k = 0; k < nk; k++) {
+		bool defined = false;
+		for (size_t i = 0; i < nd; i++)
+			defined |= strcmp(kn[k], dn[i]) == 0;
+		if (!defined) {
+			char keys[1024], dl[2048];
+			snprintf(keys, sizeof(keys), "%s%s%s", kn[0],
+			    nk > 1 ? ", " : "", nk > 1 ? kn[1] : "");
+			dl[0] = '\0';
+			for (size_t i = 0; i < nd; i++) {
+				if (i > 0)
+					strncat(dl, ", ",
+					    sizeof(dl) - strlen(dl) - 1);
+				strncat(dl, dn[i], sizeof(dl) - strlen(dl) - 1);
+			}
+			errors_reply(out, ERR_VALIDATION, "One or more "
+			    "parameter values were invalid: Some index key "
+			    "attributes are not defined in "
+			    "AttributeDefinitions. Keys: [%s], "
+			    "AttributeDefinitions: [%s]", keys, dl);
+			return;
+		}
+	}
+	if (nk == 2 && strcmp(kn[0], kn[1]) == 0) {
+		errors_reply(out, ERR_VALIDATION, "Both the Hash Key and the "
+		    "Range Key element in the KeySchema have the same name");
+		return;
+	}
+	if (strcmp(kt[0], "HASH") != 0) {
+		errors_reply(out, ERR_VALIDATION, "Invalid KeySchema: The "
+		    "first KeySchemaElement is not a HASH key type");
+		return;
+	}
+	if (nk == 2 && strcmp(kt[1], "RANGE") != 0) {
+		errors_reply(out, ERR_VALIDATION, "Invalid KeySchema: The "
+		    "second KeySchemaElement is not a RANGE key type");
+		return;
+	}
+	if (nk != nd) {
+		errors_reply(out, ERR_VALIDATION, "One or more parameter "
+		    "values were invalid: Number of attributes in KeySchema "
+		    "does not exactly match number of attributes defined in "
+		    "AttributeDefinitions");
+		return;
+	}
+	for (size_t i = 0; i < nd; i++)
+		for (size_t k = i + 1; k < nd; k++)
+			if (strcmp(dn[i], dn[k]) == 0) {
+				errors_reply(out, ERR_VALIDATION, "Cannot have "
+				    "two attributes with the same name");
+				return;
+			}
+
+	/* Build the table; the catalog node fills in the rest. */
+	key_def defs[2], *hk, *rk = NULL;
+	for (size_t i = 0; i < nd; i++) {
+		defs[i].name = (char *) dn[i];
+		defs[i].type = attr_type(dt[i]);
+	}
+	hk = strcmp(dn[0], kn[0]) == 0 ? &defs[0] : &defs[1];
+	if (nk == 2)
+		rk = strcmp(dn[0], kn[1]) == 0 ? &defs[0] : &defs[1];
+	t.name = (char *) name;
+	t.uuid = (char *) "";
+	t.hash = *hk;
+	if (rk != NULL)
+		t.range = *rk;
+	t.attr_defs = defs;
+	t.n_attr_defs = nd;
+	t.billing = on_demand ? BILLING_PAY_PER_REQUEST : BILLING_PROVISIONED;
+	t.rcu = (uint64_t) rcu;
+	t.wcu = (uint64_t) wcu;
+
+	rpc_request req = { .op = RPC_CREATE_TABLE, .table = &t };
+	rpc_response resp;
+	kv_err rv = conn_call(c->r, 0, &req, c->a, &resp);
+	if (rv != KV_OK) {
+		errors_from_kv(out, rv);
+		return;
+	}
+	if (resp.code == KV_TABLE_EXISTS) {
+		errors_reply(out, ERR_RESOURCE_IN_USE,
+		    "Table already exists: %s", name);
+	} else if (resp.code != KV_OK || resp.table == NULL) {
+		errors_from_kv(out, resp.code != KV_OK ? resp.code : KV_PROTO);
+	} else {
+		route_refresh(c->r);
+		api_reply_json(out, json_pack("{s:o}", "TableDescription",
+		    describe(c, resp.table, false)));
+	}
+	wire_response_fini(&resp);
+}
+
+/* Reads and checks TableName for the control-plane operations. */
+static bool
+control_table_name(json_t *body, const char **name, reply *out)
+{
+	req_errors e = { 0 };
+	if (!req_string(body, "TableName", name, out))
+		return false;
+	req_check_table_name(&e, *name, "tableName");
+	return !req_errors_reply(&e, out);
+}
+
+static void
+table_not_found(reply *out, const char *name)
+{
+	errors_reply(out, ERR_RESOURCE_NOT_FOUND,
+	    "Requested resource not found: Table: %s not found", name);
+}
+
+void
+ops_table_describe(api_ctx *c, json_t *body, reply *out)
+{
+	const char *name;
+	if (!control_table_name(body, &name, out))
+		return;
+	kv_err rv = route_refresh(c->r);
+	if (rv != KV_OK) {
+		errors_from_kv(out, rv);
+		return;
+	}
+	route_read_lock();
+	const table *t = catalog_find(route_current(c->r), name,
+	    strlen(name));
+	if (t == NULL) {
+		route_read_unlock();
+		table_not_found(out, name);
+		return;
+	}
+	json_t *d = describe(c, t, true);
+	route_read_unlock();
+	api_reply_json(out, json_pack("{s:o}", "Table", d));
+}
+
+void
+ops_table_list(api_ctx *c, json_t *body, reply *out)
+{
+	const char *start;
+	json_t *limit_j;
+	req_errors e = { 0 };
+	json_int_t limit = 100;
+
+	if (!req_string(body, "ExclusiveStartTableName", &start, out) ||
+	    !req_integer(body, "Limit", &limit_j, out))
+		return;
+	if (start != NULL)
+		req_check_table_name(&e, start, "exclusiveStartTableName");
+	if (limit_j != NULL) {
+		limit = json_integer_value(limit_j);
+		if (limit < 1)
+			req_errors_add(&e, "Value '%lld' at 'limit' failed to "
+			    "satisfy constraint: Member must have value greater "
+			    "than or equal to 1", (long long) limit);
+		else if (limit > 100)
+			req_errors_add(&e, "Value '%lld' at 'limit' failed to "
+			    "satisfy constraint: Member must have value less "
+			    "than or equal to 100", (long long) limit);
+	}
+	if (req_errors_reply(&e, out))
+		return;
+	kv_err rv = route_refresh(c->r);
+	if (rv != KV_OK) {
+		errors_from_kv(out, rv);
+		return;
+	}
+	json_t *names = json_array();
+	json_t *j = json_object();
+	route_read_lock();
+	const catalog *cat = route_current(c->r);
+	size_t i = 0;
+	/* Tables are sorted by name: skip to the one after `start`. */
+	while (start != NULL && i < cat->n_tables &&
+	    strcmp(cat->tables[i].name, start) <= 0)
+		i++;
+	for (; i < cat->n_tables; i++) {
+		if ((json_int_t) json_array_size(names) == limit) {
+			json_object_set_new(j, "LastEvaluatedTableName",
+			    json_string(cat->tables[i - 1].name));
+			break;
+		}
+		json_array_append_new(names, json_string(cat->tables[i].name));
+	}
+	route_read_unlock();
+	json_object_set_new(j, "TableNames", names);
+	api_reply_json(out, j);
+}
+
+void
+ops_table_delete(api_ctx *c, json_t *body, reply *out)
+{
+	const char *name;
+	if (!control_table_name(body, &name, out))
+		return;
+	rpc_request req = { .op = RPC_DELETE_TABLE, .table_name = name };
+	rpc_response resp;
+	kv_err rv = conn_call(c->r, 0, &req, c->a, &resp);
+	if (rv != KV_OK) {
+		errors_from_kv(out, rv);
+		return;
+	}
+	if (resp.code == KV_NO_TABLE) {
+		table_not_found(out, name);
+	} else if (resp.code == KV_IN_USE) {
+		bool creating = resp.message != NULL &&
+		    strcmp(resp.message, "CREATING") == 0;
+		errors_reply(out, ERR_RESOURCE_IN_USE,
+		    "Attempt to change a resource which is still in use: "
+		    "Table is being %s: %s", creating ? "created" : "deleted",
+		    name);
+	} else if (resp.code != KV_OK || resp.table == NULL) {
+		errors_from_kv(out, resp.code != KV_OK ? resp.code : KV_PROTO);
+	} else {
+		route_refresh(c->r);
+		api_reply_json(out, json_pack("{s:o}", "TableDescription",
+		    describe(c, resp.table, false)));
+	}
+	wire_response_fini(&resp);
+}

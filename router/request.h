@@ -1,0 +1,75 @@
+/*
+ * request.h — reading the fields of a DynamoDB request, with DynamoDB's
+ * answers for fields of the wrong JSON type (SerializationException), for
+ * constraint violations ("1 validation error detected: ..."), and for keys
+ * that do not fit a table's key schema.
+ */
+#ifndef KV_REQUEST_H
+#define KV_REQUEST_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "arena.h"
+#include "catalog.h"
+#include "router.h"
+#include "value.h"
+
+/* Collects constraint violations into DynamoDB's one-message form. */
+typedef struct req_errors {
+	int n;
+	char buf[4096];
+} req_errors;
+
+/* req_errors_add records one "Value ... failed to satisfy ..." clause. */
+void req_errors_add(req_errors *e, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/*
+ * req_errors_reply fills *out with the ValidationException for the
+ * collected clauses and returns true, or returns false when there are none.
+ */
+bool req_errors_reply(const req_errors *e, reply *out);
+
+/*
+ * Field readers. Each sets *v to the field (NULL when absent or JSON null)
+ * and returns true, or fills *out with a SerializationException and returns
+ * false when the field has the wrong JSON type. Borrow body.
+ */
+bool req_string(json_t *body, const char *field, const char **v,
+    reply *out);
+bool req_object(json_t *body, const char *field, json_t **v, reply *out);
+bool req_array(json_t *body, const char *field, json_t **v, reply *out);
+bool req_bool(json_t *body, const char *field, bool *v, reply *out);
+bool req_integer(json_t *body, const char *field, json_t **v, reply *out);
+
+/*
+ * req_check_table_name adds DynamoDB's violations for a table name (null,
+ * length 3..255, pattern [a-zA-Z0-9_.-]+) under member `member`.
+ */
+void req_check_table_name(req_errors *e, const char *name,
+    const char *member);
+
+/*
+ * req_item_key finds the key attributes of an item to be written. Returns
+ * true with *pk and *sk (NULL without a sort key) pointing into item, or
+ * fills *out with DynamoDB's ValidationException (missing key, wrong type,
+ * empty value, key too long) and returns false.
+ */
+bool req_item_key(const table *t, const value *item, const value **pk,
+    const value **sk, reply *out);
+
+/*
+ * req_key checks a Key parameter: exactly the table's key attributes, of
+ * the right types. Same results as req_item_key.
+ */
+bool req_key(const table *t, const value *key, const value **pk,
+    const value **sk, reply *out);
+
+/*
+ * req_table_missing fills *out with ResourceNotFoundException for a data
+ * plane request on a missing table.
+ */
+void req_table_missing(reply *out);
+
+#endif

@@ -1,0 +1,32 @@
+/*
+ * router.h — one router process: its view of the cluster and the request
+ * entry point. http.c feeds requests to api.c, which dispatches them to
+ * ops_table.c (control plane) and ops_item.c (single items); route.c keeps
+ * the catalog snapshot and conn.c talks to nodes.
+ */
+#ifndef KV_ROUTER_H
+#define KV_ROUTER_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "rpc.h"
+
+typedef struct route_snapshot route_snapshot;
+
+typedef struct router {
+	config cfg;
+	char listen[160];  /* host:port this router serves, for GET / */
+	rpc_client *nodes[CONFIG_MAX_NODES];
+	route_snapshot *snap; /* RCU-protected; see route.h */
+	int call_timeout_ms;
+} router;
+
+/* An HTTP answer: status and an owned JSON body (free with free()). */
+typedef struct reply {
+	int status;
+	char *body;
+	size_t len;
+} reply;
+
+#endif

@@ -76,6 +76,27 @@ static const char SER_LAST_CHAR[] = "Invalid last non-pad Base64 character "
 /* Shape checks stop descending here; jansson refuses 2048 levels anyway. */
 #define SHAPE_MAX_DEPTH 4096
 
+/*
+ * utf8_trim cuts a UTF-8 sequence left incomplete at the end of s by
+ * truncation, so that a cut message can still go into a JSON reply.
+ */
+static void
+utf8_trim(char *s)
+{
+	size_t n = strlen(s), i = n, need;
+
+	while (i > 0 && n - i < 4 && ((unsigned char) s[i - 1] & 0xC0) == 0x80)
+		i--;
+	if (i == 0 || (unsigned char) s[i - 1] < 0x80)
+		return;
+	/* s[i - 1] leads a sequence of need bytes, n - i + 1 are present. */
+	need = (unsigned char) s[i - 1] >= 0xF0	  ? 4
+	    : (unsigned char) s[i - 1] >= 0xE0 ? 3
+					       : 2;
+	if (n - i + 1 < need)
+		s[i - 1] = '\0';
+}
+
 static kv_err
 fail(json_error *err, json_err_kind kind, const char *fmt, ...)
 {
@@ -85,6 +106,7 @@ fail(json_error *err, json_err_kind kind, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
+	utf8_trim(err->msg);
 	return KV_EINVAL;
 }
 
@@ -102,33 +124,34 @@ typedef struct member {
 	const json_t *val;
 } member;
 
-static bool
+/* member_load fills m from its iterator; m->it is NULL past the end. */
+static void
+member_load(member *m)
+{
+	if (m->it == NULL)
+		return;
+	m->key = json_object_iter_key(m->it);
+	m->key_len = json_object_iter_key_len(m->it);
+	m->val = json_object_iter_value(m->it);
+}
+
+static void
 member_first(const json_t *obj, member *m)
 {
 	m->it = json_object_iter((json_t *) obj);
-	if (m->it == NULL)
-		return false;
-	m->key = json_object_iter_key(m->it);
-	m->key_len = json_object_iter_key_len(m->it);
-	m->val = json_object_iter_value(m->it);
-	return true;
+	member_load(m);
 }
 
-static bool
+static void
 member_next(const json_t *obj, member *m)
 {
 	m->it = json_object_iter_next((json_t *) obj, m->it);
-	if (m->it == NULL)
-		return false;
-	m->key = json_object_iter_key(m->it);
-	m->key_len = json_object_iter_key_len(m->it);
-	m->val = json_object_iter_value(m->it);
-	return true;
+	member_load(m);
 }
 
 #define MEMBERS_FOREACH(obj, m) \
-	for (bool more_ = member_first((obj), (m)); more_; \
-	     more_ = member_next((obj), (m)))
+	for (member_first((obj), (m)); (m)->it != NULL; \
+	     member_next((obj), (m)))
 
 /* ---- base64 (RFC 4648, with padding, strict as DynamoDB is) ---- */
 
@@ -395,7 +418,10 @@ check_map(const json_t *v, json_error *err)
 	return SER(err, "%s", json_is_array(v) ? SER_LIST : SER_EXPECT_MAP);
 }
 
-/* check_elems checks every non-null element of the array v with fn. */
+/*
+ * check_elems checks every non-null element of the array v: VAL_S as
+ * strings, VAL_B as base64, anything else as AttributeValues.
+ */
 static kv_err
 check_elems(const json_t *v, int depth, json_error *err, int kind)
 {
@@ -425,7 +451,7 @@ static kv_err
 check_av(const json_t *j, int depth, json_error *err)
 {
 	member m;
-	kv_err e;
+	kv_err e = KV_OK;
 
 	if (json_is_null(j) || depth > SHAPE_MAX_DEPTH)
 		return KV_OK;
@@ -535,6 +561,7 @@ dup_message(const json_t *set, const char *prefix, const char *suffix,
 	}
 	msg_add(&b, "]", 1);
 	msg_add(&b, suffix, strlen(suffix));
+	utf8_trim(err->msg);
 	return KV_EINVAL;
 }
 

@@ -619,3 +619,41 @@ Test(json, long_duplicate_lists_are_cut_not_overflowed)
 	    0);
 	json_decref(j);
 }
+
+/* A message cut in the middle of a character would not fit in a reply. */
+Test(json, cut_messages_stay_valid_utf8)
+{
+	char text[8192];
+	size_t k, shift;
+	json_t *j, *s;
+	json_error err;
+	value v;
+	int i;
+
+	for (shift = 0; shift < 3; shift++) {
+		k = (size_t) sprintf(text, "{\"SS\":[\"%.*s\"", (int) shift,
+		    "xx");
+		for (i = 0; i < 200; i++)
+			k += (size_t) sprintf(text + k,
+			    ",\"\xe2\x82\xac%d\"", i); /* € */
+		sprintf(text + k, ",\"\xe2\x82\xac" "0\"]}");
+		j = parse(text);
+		cr_assert_eq(json_to_value(&A, j, 0, &v, &err), KV_EINVAL);
+		s = json_string(err.msg);
+		cr_assert_not_null(s, "not UTF-8: %s", err.msg);
+		json_decref(s);
+		json_decref(j);
+
+		/* The same through a formatted message (bad base64). */
+		k = (size_t) sprintf(text, "{\"B\":\"%.*s", (int) shift, "AA");
+		for (i = 0; i < 300; i++)
+			k += (size_t) sprintf(text + k, "\xe2\x82\xac");
+		sprintf(text + k, "\"}");
+		j = parse(text);
+		cr_assert_eq(json_to_value(&A, j, 0, &v, &err), KV_EINVAL);
+		s = json_string(err.msg);
+		cr_assert_not_null(s, "not UTF-8: %s", err.msg);
+		json_decref(s);
+		json_decref(j);
+	}
+}

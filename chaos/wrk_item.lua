@@ -1,0 +1,37 @@
+-- wrk_item.lua — GetItem or PutItem requests on random keys of table
+-- "bench" (hash key pk of type S), for ./kv bench. The operation comes
+-- from the environment: KV_BENCH_OP=get|put, KV_BENCH_KEYS=N.
+local op = os.getenv("KV_BENCH_OP") or "get"
+local keys = tonumber(os.getenv("KV_BENCH_KEYS") or "10000")
+local pad = string.rep("x", 150)
+
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/x-amz-json-1.0"
+
+function setup(thread)
+	thread:set("seed", math.random(1, 1000000))
+end
+
+function init(args)
+	math.randomseed(seed or os.time())
+end
+
+request = function()
+	local k = math.random(0, keys - 1)
+	if op == "put" then
+		wrk.headers["X-Amz-Target"] = "DynamoDB_20120810.PutItem"
+		return wrk.format(nil, "/", nil, string.format(
+			'{"TableName":"bench","Item":{"pk":{"S":"key%d"},' ..
+			'"v":{"S":"%s"},"n":{"N":"%d"}}}', k, pad, k))
+	end
+	wrk.headers["X-Amz-Target"] = "DynamoDB_20120810.GetItem"
+	return wrk.format(nil, "/", nil, string.format(
+		'{"TableName":"bench","Key":{"pk":{"S":"key%d"}}}', k))
+end
+
+local errors = 0
+response = function(status, headers, body)
+	if status ~= 200 then
+		errors = errors + 1
+	end
+end

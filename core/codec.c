@@ -1,23 +1,33 @@
 /*
  * codec.c — the stored and wire form of an attribute value tree.
  *
- * Layout (all lengths and counts are LEB128 varints, minimal form):
- *   value  := type-byte body            (type-byte is the val_type, 1..10)
- *   S, B   := len bytes                 N := number_encode() bytes
- *   SS, BS := count (len bytes)*        NS := count (number_encode())*
- *   L      := count value*              M := count (len name value)*
- *   NULL   := nothing                   BOOL := 0x00 or 0x01
  * Decoding trusts nothing: every length is checked against what is left,
  * strings and names must be UTF-8, sets must not be empty, and nesting is
  * bounded, so the recursion is too. Decoding does not look for duplicate
  * set members or map names; json.c refuses those before anything is
- * stored. Read codec.h first.
+ * stored. Read codec.h first; the layout is below.
  */
 #include "codec.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+
+/*
+ * Layout (all lengths and counts are LEB128 varints, minimal form):
+ *   value  := type-byte body            (type-byte is the val_type, 1..10)
+ *   S, B   := len bytes                 N := number_encode() bytes
+ *   SS, BS := count (len bytes)*        NS := count (number_encode())*
+ *   L      := count value*              M := count (len name value)*
+ *   NULL   := nothing                   BOOL := 0x00 or 0x01
+ * The form is self-delimiting, so no proper prefix of a value is a value.
+ * Type bytes are stored on disk: if val_type is ever renumbered, these
+ * asserts fire and the bytes must be mapped here instead.
+ */
+_Static_assert(VAL_S == 1 && VAL_N == 2 && VAL_B == 3 && VAL_SS == 4 &&
+	VAL_NS == 5 && VAL_BS == 6 && VAL_M == 7 && VAL_L == 8 &&
+	VAL_NULL == 9 && VAL_BOOL == 10,
+    "codec type bytes are the val_type values");
 
 /* Longest varint of a 64-bit value. */
 #define VARINT_MAX 10

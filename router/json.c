@@ -693,7 +693,7 @@ convert_set(arena *a, val_type t, const json_t *arr, value *out,
 	return INVALID(err, "%s", MSG_NS_DUP);
 }
 
-/* convert_one builds the value of one type member t: m.val (not null). */
+/* convert_one builds a value of type t from v, a non-null type member. */
 static kv_err
 convert_one(arena *a, val_type t, const json_t *v, int depth, value *out,
     json_error *err)

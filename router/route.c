@@ -8,6 +8,7 @@
 #include "route.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,8 @@ struct route_snapshot {
 };
 
 static pthread_mutex_t refresh_mu = PTHREAD_MUTEX_INITIALIZER;
+static atomic_uint_fast64_t refresh_gen; /* completed fetches; written under refresh_mu */
+static kv_err last_rv;       /* result of the latest fetch; likewise */
 static pthread_t refresher;
 static volatile bool refresher_stop;
 static bool refresher_running;
@@ -83,7 +86,19 @@ route_refresh(router *r)
 	rpc_response resp;
 	arena a;
 
+	/*
+	 * A caller that queued behind other fetches shares the result of one
+	 * that started after it asked (fetches are serialised, so the second
+	 * one completed after gen was read did) instead of fetching again: a
+	 * stale-route storm costs a few fetches, not one per request.
+	 */
+	uint64_t gen = atomic_load(&refresh_gen);
 	pthread_mutex_lock(&refresh_mu);
+	if (atomic_load(&refresh_gen) >= gen + 2) {
+		kv_err shared = last_rv;
+		pthread_mutex_unlock(&refresh_mu);
+		return shared;
+	}
 	arena_init(&a);
 	kv_err rv = conn_call(r, 0, &req, &a, &resp);
 	if (rv == KV_OK && resp.code != KV_OK)
@@ -94,9 +109,10 @@ route_refresh(router *r)
 		publish_locked(r, resp.cat);
 		resp.cat = NULL;
 	}
-	if (rv == KV_OK || resp.code != KV_OK)
-		wire_response_fini(&resp);
+	wire_response_fini(&resp);
 	arena_fini(&a);
+	atomic_fetch_add(&refresh_gen, 1);
+	last_rv = rv;
 	pthread_mutex_unlock(&refresh_mu);
 	return rv;
 }

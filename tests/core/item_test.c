@@ -135,10 +135,11 @@ Test(item, empty_list_and_map_are_name_plus_three)
 
 /*
  * "The size of a List or Map is (number of UTF-8-encoded bytes of
- * attribute name) + sum (size of nested elements) + (3 bytes)." and
- * "Each List or Map element also requires 1 byte of overhead." (the last
- * bullet of the current page; dynalite's itemSize agrees). A map element
- * is its name plus its value.
+ * attribute name) + sum (size of nested elements) + (3 bytes)." The
+ * current page adds a bullet that each List or Map element needs 1 more
+ * byte of overhead (read in its Japanese and Korean versions; the stored
+ * English copy was cut short), and dynalite's itemSize agrees. A map
+ * element is its name plus its value.
  */
 Test(item, list_and_map_elements_cost_one_byte_each)
 {

@@ -1,0 +1,392 @@
+"""cluster.py — start a real kv cluster for integration tests.
+
+A Cluster lives in a fresh temporary folder: it writes a cluster file there
+(three nodes on ipc:// sockets in the folder, one router on a free loopback
+port), starts the real binaries from $KV_BUILD (default <repo>/build) with
+their output in log files next to it, and waits until the router answers
+GET / and every node answers kv-admin status.
+
+KV_ENDPOINT=http://host:port points the tests at a cluster that is already
+running instead (memcached's T_MEMD_USE_DAEMON). Nothing is started then,
+and tests that need to kill, start or restart processes are skipped with
+an explicit reason; kv-admin still works when KV_CONFIG names that
+cluster's file.
+
+Run as a program it serves a cluster until SIGTERM, for shell tests:
+
+    python3 cluster.py --serve STATEFILE
+
+writes "ENDPOINT CONFIG DIR" to STATEFILE once the cluster answers.
+"""
+
+import ctypes
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+
+EXTERNAL_SKIP = ("KV_ENDPOINT points at an external cluster: this test "
+                 "kills or restarts cluster processes, which only a "
+                 "cluster started by the test fixture allows")
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent():
+    """Child-side: get SIGKILL when the test process dies (even by SIGKILL
+    from a ctest timeout), so no node outlives its test run."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(fn, timeout=10.0, interval=0.05, what="condition"):
+    """Calls fn until it returns a true value (returned) or raises no
+    exception; raises AssertionError with the last error after timeout."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        try:
+            v = fn()
+            if v:
+                return v
+            last = "returned %r" % (v,)
+        except Exception as e:  # noqa: BLE001 - reported below
+            last = "%s: %s" % (type(e).__name__, e)
+        if time.monotonic() >= deadline:
+            raise AssertionError("timed out after %.1fs waiting for %s "
+                                 "(last: %s)" % (timeout, what, last))
+        time.sleep(interval)
+
+
+def parse_status(text):
+    """Parses `kv-admin status` output into
+    {"nodes": [{"index", "url", "up", "data"}],
+     "catalog_version": int or None,
+     "tables": {name: {"id", "status", "billing", "hash", "range",
+                       "parts": [{"part", "lo", "last", "node", "epoch",
+                                  "items", "bytes"}]}}}
+    (items/bytes are None when the owner is down)."""
+    out = {"nodes": [], "catalog_version": None, "tables": {}}
+    section = None
+    table = None
+    for line in text.splitlines():
+        if line == "nodes:":
+            section = "nodes"
+            continue
+        m = re.match(r"tables \(catalog version (\d+)\):$", line)
+        if m:
+            section = "tables"
+            out["catalog_version"] = int(m.group(1))
+            continue
+        if line.startswith("catalog: unavailable"):
+            section = None
+            continue
+        f = line.split()
+        if section == "nodes" and len(f) >= 4:
+            out["nodes"].append({"index": int(f[0]), "url": f[1],
+                                 "up": f[2] == "up", "data": f[3]})
+        elif section == "tables" and line.startswith("    "):
+            if f[0] == "part":
+                continue
+            lo, last = f[1].split("-")
+            out["tables"][table]["parts"].append({
+                "part": int(f[0]), "lo": int(lo, 16), "last": int(last, 16),
+                "node": int(f[2]), "epoch": int(f[3]),
+                "items": None if f[4] == "?" else int(f[4]),
+                "bytes": None if f[5] == "?" else int(f[5])})
+        elif section == "tables" and line.startswith("  ") and f != [
+                "(none)"]:
+            table = f[0]
+            t = {"id": int(f[1].split("=")[1]), "status": f[2],
+                 "billing": f[3], "hash": None, "range": None, "parts": []}
+            for kv in f[4:]:
+                k, _, v = kv.partition("=")
+                t[k] = v
+            out["tables"][table] = t
+    return out
+
+
+class Proc:
+    """One started process: its command, log file and Popen."""
+
+    def __init__(self, name, argv, log, cwd):
+        self.name, self.argv, self.log, self.cwd = name, argv, log, cwd
+        self.p = None
+
+    def start(self):
+        assert self.p is None or self.p.poll() is not None, self.name
+        with open(self.log, "ab") as f:
+            f.write(("---- %s start: %s\n" % (time.strftime("%H:%M:%S"),
+                     " ".join(self.argv))).encode())
+            f.flush()
+            self.p = subprocess.Popen(self.argv, cwd=self.cwd, stdout=f,
+                                      stderr=subprocess.STDOUT,
+                                      stdin=subprocess.DEVNULL,
+                                      preexec_fn=_die_with_parent)
+
+    def alive(self):
+        return self.p is not None and self.p.poll() is None
+
+    def signal(self, sig):
+        if self.alive():
+            self.p.send_signal(sig)
+
+    def wait(self, timeout):
+        """Waits for exit; returns the exit status or None if still up."""
+        if self.p is None:
+            return 0
+        try:
+            return self.p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+
+class Cluster:
+    """A running cluster (see the file header). Use start(), then stop()
+    (also after failures: stop() kills whatever is left)."""
+
+    NODES = 3
+    PARTITIONS = 4
+
+    def __init__(self, nodes=NODES, partitions=PARTITIONS):
+        self.external = bool(os.environ.get("KV_ENDPOINT"))
+        self.build = os.environ.get("KV_BUILD") or os.path.join(REPO, "build")
+        self.n_nodes = nodes
+        self.partitions = partitions
+        self.nodes = []
+        self.router = None
+        self.dir = None
+        self.config = os.environ.get("KV_CONFIG") if self.external else None
+        # Processes that ignored SIGTERM and had to be killed by stop().
+        self.forced_kills = []
+        # Processes that exited on their own (crashes) noticed by stop().
+        self.exits = []
+        if self.external:
+            self.endpoint = os.environ["KV_ENDPOINT"].rstrip("/")
+            return
+        self.dir = tempfile.mkdtemp(prefix="kv-it-")
+        self.port = free_port()
+        self.endpoint = "http://127.0.0.1:%d" % self.port
+        self.config = os.path.join(self.dir, "cluster.conf")
+        lines = ["# written by tests/integration/cluster.py",
+                 "partitions %d" % partitions]
+        for i in range(nodes):
+            lines.append("node ipc://%s %s" % (
+                os.path.join(self.dir, "node%d.ipc" % i),
+                os.path.join(self.dir, "data", "node%d" % i)))
+        lines.append("router 127.0.0.1:%d" % self.port)
+        with open(self.config, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        for i in range(nodes):
+            self.nodes.append(Proc(
+                "node%d" % i,
+                [self._bin("node/kv-node"), "--config", self.config,
+                 "--index", str(i)],
+                os.path.join(self.dir, "node%d.log" % i), self.dir))
+        self.router = Proc(
+            "router0",
+            [self._bin("router/kv-router"), "--config", self.config,
+             "--port", str(self.port)],
+            os.path.join(self.dir, "router0.log"), self.dir)
+
+    def _bin(self, rel):
+        path = os.path.join(self.build, rel)
+        if not os.access(path, os.X_OK):
+            raise RuntimeError("%s is missing: build first (./kv build) or "
+                               "set KV_BUILD" % path)
+        return path
+
+    def require_processes(self):
+        """Skips the calling test when processes are not ours to manage."""
+        if self.external:
+            import pytest
+            pytest.skip(EXTERNAL_SKIP)
+
+    # ---- lifecycle ----
+
+    def start(self, timeout=20.0):
+        if self.external:
+            self.wait_ready(timeout)
+            return self
+        for n in self.nodes:
+            n.start()
+        self.router.start()
+        self.wait_ready(timeout)
+        return self
+
+    def healthy(self):
+        with urllib.request.urlopen(self.endpoint + "/", timeout=2) as r:
+            return r.status == 200 and r.read().startswith(b"healthy:")
+
+    def wait_ready(self, timeout=20.0):
+        """Waits until the router answers GET / and kv-admin sees every
+        node up with the catalog readable."""
+        def ready():
+            for p in self.procs():
+                if not p.alive():
+                    raise RuntimeError("%s exited with %s" % (
+                        p.name, p.p.returncode))
+            if not self.healthy():
+                return False
+            if self.config is None:
+                return True
+            st = self.status()
+            return (st["catalog_version"] is not None and
+                    all(n["up"] for n in st["nodes"]))
+        wait_until(ready, timeout, 0.05, "the cluster to answer")
+
+    def procs(self):
+        return self.nodes + ([self.router] if self.router else [])
+
+    def kill_node(self, i):
+        """SIGKILLs node i and waits until it is gone."""
+        self.require_processes()
+        n = self.nodes[i]
+        n.signal(signal.SIGKILL)
+        n.wait(10)
+
+    def start_node(self, i, timeout=20.0):
+        """Starts node i again on its data folder; waits until it is up."""
+        self.require_processes()
+        self.nodes[i].start()
+        self.wait_ready(timeout)
+
+    def _stop_procs(self, procs, grace=10.0):
+        for p in procs:
+            if p.p is not None and not p.alive():
+                self.exits.append((p.name, p.p.returncode))
+            p.signal(signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        for p in procs:
+            if p.wait(max(0.0, deadline - time.monotonic())) is None:
+                self.forced_kills.append(p.name)
+                p.signal(signal.SIGKILL)
+                p.wait(10)
+
+    def stop(self):
+        """SIGTERMs every process (router first), SIGKILLs what does not
+        exit within a few seconds. Safe to call more than once."""
+        if self.external:
+            return
+        self._stop_procs(([self.router] if self.router else []) +
+                         self.nodes)
+
+    def restart_all(self, timeout=20.0):
+        """Stops every process and starts them again on the same data."""
+        self.require_processes()
+        self.stop()
+        self.start(timeout)
+
+    def cleanup(self, keep=False):
+        """Kills anything left; removes the folder unless keep."""
+        if self.external:
+            return
+        for p in self.procs():
+            p.signal(signal.SIGKILL)
+            p.wait(10)
+        if not keep and self.dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    # ---- clients and tools ----
+
+    def client(self, attempts=1, read_timeout=15):
+        """A boto3 DynamoDB client on the router. attempts=1 disables
+        retries, so a 5xx reaches the test."""
+        import boto3
+        from botocore.config import Config
+        return boto3.client(
+            "dynamodb", endpoint_url=self.endpoint, region_name="us-east-1",
+            aws_access_key_id="AKIDTEST", aws_secret_access_key="secret",
+            config=Config(retries={"mode": "standard",
+                                   "max_attempts": attempts},
+                          connect_timeout=5, read_timeout=read_timeout))
+
+    def admin(self, *args, check=True):
+        """Runs kv-admin with this cluster's file; returns its stdout."""
+        if self.config is None:
+            import pytest
+            pytest.skip("KV_ENDPOINT is set without KV_CONFIG: kv-admin "
+                        "needs the external cluster's file")
+        r = subprocess.run(
+            [self._bin("cluster-config/kv-admin"), "--config", self.config]
+            + [str(a) for a in args], cwd=self.dir or REPO,
+            capture_output=True, text=True, timeout=30)
+        if check and r.returncode != 0:
+            raise AssertionError("kv-admin %s failed (%d): %s%s" % (
+                " ".join(map(str, args)), r.returncode, r.stdout, r.stderr))
+        return r.stdout
+
+    def status(self):
+        return parse_status(self.admin("status", check=False))
+
+    def table_partitions(self, name):
+        """The partitions of table `name` from kv-admin status (see
+        parse_status); raises KeyError when the catalog has no such
+        table."""
+        return self.status()["tables"][name]["parts"]
+
+    def log_tails(self, lines=30):
+        """The last lines of every process's log, for failure reports."""
+        if self.external:
+            return "(external cluster at %s: no logs)" % self.endpoint
+        out = []
+        for p in self.procs():
+            try:
+                with open(p.log, "rb") as f:
+                    text = f.read().decode(errors="replace")
+            except OSError as e:
+                text = "(%s)" % e
+            tail = "\n".join(text.splitlines()[-lines:])
+            state = "running" if p.alive() else "exited %s" % (
+                p.p.returncode if p.p is not None else "-")
+            out.append("==> %s (%s, %s) <==\n%s" % (p.log, p.name, state,
+                                                    tail))
+        return "\n".join(out)
+
+
+def _serve(statefile):
+    c = Cluster()
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *a: stop.append(1))
+    signal.signal(signal.SIGINT, lambda *a: stop.append(1))
+    try:
+        c.start()
+        tmp = statefile + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("%s %s %s\n" % (c.endpoint, c.config, c.dir))
+        os.rename(tmp, statefile)
+        while not stop:
+            time.sleep(0.1)
+        c.stop()
+        return 0
+    except Exception as e:  # noqa: BLE001 - reported to the script
+        sys.stderr.write("cluster.py: %s\n%s\n" % (e, c.log_tails()))
+        return 1
+    finally:
+        c.cleanup()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--serve":
+        sys.exit(_serve(sys.argv[2]))
+    sys.stderr.write("usage: cluster.py --serve STATEFILE\n")
+    sys.exit(2)

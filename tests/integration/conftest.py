@@ -1,0 +1,82 @@
+"""conftest.py — one fresh cluster per test file (see cluster.py).
+
+The `cluster` fixture is module-scoped: every test file gets its own
+processes and data folder. When a test fails, the tails of the processes'
+logs are attached to its report, and the cluster's folder is kept (its path
+is printed) for a post-mortem.
+"""
+
+import os
+import sys
+import uuid
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from cluster import Cluster  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def cluster(request):
+    c = Cluster()
+    request.module._kv_cluster = c
+    request.module._kv_failed = False
+    try:
+        c.start()
+    except BaseException:
+        tails = c.log_tails()
+        c.cleanup(keep=True)
+        raise RuntimeError("the cluster did not start (folder %s)\n%s" % (
+            c.dir, tails))
+    try:
+        yield c
+    finally:
+        c.stop()
+        failed = request.module._kv_failed
+        if failed and not c.external:
+            sys.stderr.write("\nkv cluster of %s kept in %s\n%s\n" % (
+                request.module.__name__, c.dir, c.log_tails()))
+        c.cleanup(keep=failed)
+
+
+@pytest.fixture
+def ddb(cluster):
+    """A boto3 DynamoDB client without retries."""
+    return cluster.client()
+
+
+@pytest.fixture
+def raw_ddb(cluster):
+    """A boto3 client that sends what it is given: no client-side
+    parameter validation, so the router's own checks are tested."""
+    import boto3
+    from botocore.config import Config
+    return boto3.client(
+        "dynamodb", endpoint_url=cluster.endpoint, region_name="us-east-1",
+        aws_access_key_id="AKIDTEST", aws_secret_access_key="secret",
+        config=Config(retries={"mode": "standard", "max_attempts": 1},
+                      connect_timeout=5, read_timeout=15,
+                      parameter_validation=False))
+
+
+@pytest.fixture
+def unique():
+    """A short random suffix for table names (external clusters are
+    shared)."""
+    return uuid.uuid4().hex[:8]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    if not rep.failed:
+        return
+    mod = item.module
+    c = getattr(mod, "_kv_cluster", None)
+    if c is None:
+        return
+    mod._kv_failed = True
+    rep.sections.append(("kv cluster logs (%s)" % (c.dir or c.endpoint),
+                         c.log_tails()))

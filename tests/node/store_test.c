@@ -1,0 +1,857 @@
+/*
+ * store_test.c — the store interface (node/store.h) run over both engines:
+ * every STORE_TEST below becomes one test on RocksDB (in a fresh mkdtemp
+ * directory) and one on the in-memory engine, so the two cannot drift
+ * apart. Covers point reads and writes, binary keys, batch order and
+ * atomicity, delete-range bounds, scan order and bounds, a seeded random
+ * model test, and (RocksDB only) durability across close and open.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store.h"
+
+typedef enum engine {
+	ENGINE_ROCKS,
+	ENGINE_MEM,
+} engine;
+
+static store *S;
+static char dir[64];
+
+static int
+rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static void
+open_engine(engine e)
+{
+	char why[256] = "";
+
+	S = NULL;
+	dir[0] = '\0';
+	if (e == ENGINE_MEM) {
+		cr_assert_eq(store_open_mem(&S), KV_OK);
+		return;
+	}
+	strcpy(dir, "/tmp/kv-store-test-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+	cr_assert_eq(store_open_rocks(dir, false, &S, why, sizeof(why)), KV_OK,
+	    "%s", why);
+}
+
+static void
+reopen_rocks(void)
+{
+	char why[256] = "";
+
+	store_close(S);
+	S = NULL;
+	cr_assert_eq(store_open_rocks(dir, false, &S, why, sizeof(why)), KV_OK,
+	    "%s", why);
+}
+
+static void
+close_engine(void)
+{
+	store_close(S);
+	S = NULL;
+	if (dir[0] != '\0')
+		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	dir[0] = '\0';
+}
+
+TestSuite(store, .fini = close_engine);
+
+/*
+ * STORE_TEST(name) defines the body `name(engine e)` once and registers it
+ * as store::name_rocks and store::name_mem, each on a fresh store S.
+ */
+#define STORE_TEST(name)                                                     \
+	static void name(engine e);                                          \
+	Test(store, name##_rocks)                                            \
+	{                                                                    \
+		open_engine(ENGINE_ROCKS);                                   \
+		name(ENGINE_ROCKS);                                          \
+	}                                                                    \
+	Test(store, name##_mem)                                              \
+	{                                                                    \
+		open_engine(ENGINE_MEM);                                     \
+		name(ENGINE_MEM);                                            \
+	}                                                                    \
+	static void name(engine e)
+
+/* Byte-string wrappers, so that tests can pass string literals. */
+static kv_err
+badd(store_batch *b, store_op_kind kind, const void *k, size_t kl,
+    const void *v, size_t vl)
+{
+	return store_batch_add(b, kind, k, kl, v, vl);
+}
+
+static kv_err
+scan(const void *lo, size_t lol, const void *hi, size_t hil,
+    store_scan_fn fn, void *arg)
+{
+	return store_scan(S, lo, lol, hi, hil, fn, arg);
+}
+
+/* Helpers on S. Keys and values are (pointer, length) byte strings. */
+
+static void
+put(const void *k, size_t kl, const void *v, size_t vl)
+{
+	store_batch b;
+
+	store_batch_init(&b);
+	cr_assert_eq(badd(&b, STORE_PUT, k, kl, v, vl), KV_OK);
+	cr_assert_eq(store_write(S, &b), KV_OK);
+	store_batch_fini(&b);
+}
+
+static void
+del(const void *k, size_t kl)
+{
+	store_batch b;
+
+	store_batch_init(&b);
+	cr_assert_eq(badd(&b, STORE_DELETE, k, kl, NULL, 0), KV_OK);
+	cr_assert_eq(store_write(S, &b), KV_OK);
+	store_batch_fini(&b);
+}
+
+static void
+del_range(const void *lo, size_t lol, const void *hi, size_t hil)
+{
+	store_batch b;
+
+	store_batch_init(&b);
+	cr_assert_eq(badd(&b, STORE_DELETE_RANGE, lo, lol, hi, hil),
+	    KV_OK);
+	cr_assert_eq(store_write(S, &b), KV_OK);
+	store_batch_fini(&b);
+}
+
+static void
+expect_missing(const void *k, size_t kl)
+{
+	uint8_t *v = (uint8_t *) "sentinel";
+	size_t vl = 99;
+	bool found = true;
+
+	cr_assert_eq(store_get(S, k, kl, &v, &vl, &found), KV_OK);
+	cr_assert(!found, "key of %zu bytes should be missing", kl);
+	cr_assert_null(v);
+	cr_assert_eq(vl, 0);
+}
+
+static void
+expect_value(const void *k, size_t kl, const void *want, size_t wl)
+{
+	uint8_t *v = NULL;
+	size_t vl = 99;
+	bool found = false;
+
+	cr_assert_eq(store_get(S, k, kl, &v, &vl, &found), KV_OK);
+	cr_assert(found, "key of %zu bytes should be present", kl);
+	cr_assert_eq(vl, wl);
+	if (wl > 0)
+		cr_assert_arr_eq(v, want, wl);
+	free(v);
+}
+
+/* A scan collector: copies of every key and value, in the order seen. */
+typedef struct kvpair {
+	uint8_t *k, *v;
+	size_t kl, vl;
+} kvpair;
+
+typedef struct collected {
+	kvpair *p;
+	size_t n, cap;
+	size_t stop_after; /* 0: never stop */
+} collected;
+
+static bool
+collect(void *arg, const uint8_t *k, size_t kl, const uint8_t *v, size_t vl)
+{
+	collected *c = arg;
+
+	if (c->n == c->cap) {
+		c->cap = c->cap == 0 ? 16 : c->cap * 2;
+		c->p = realloc(c->p, c->cap * sizeof(*c->p));
+		cr_assert_not_null(c->p);
+	}
+	kvpair *p = &c->p[c->n++];
+	p->k = malloc(kl + 1);
+	p->v = malloc(vl + 1);
+	memcpy(p->k, k, kl);
+	memcpy(p->v, v, vl);
+	p->kl = kl;
+	p->vl = vl;
+	return c->stop_after == 0 || c->n < c->stop_after;
+}
+
+static void
+collected_fini(collected *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		free(c->p[i].k);
+		free(c->p[i].v);
+	}
+	free(c->p);
+	memset(c, 0, sizeof(*c));
+}
+
+static int
+bytecmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
+{
+	int c = memcmp(a, b, al < bl ? al : bl);
+	if (c != 0)
+		return c;
+	return al < bl ? -1 : al > bl ? 1 : 0;
+}
+
+/* Scans [lo, hi) (hi NULL: to the end) and checks the keys, in order. */
+static void
+expect_scan(const void *lo, size_t lol, const void *hi, size_t hil,
+    const char *const *keys, size_t n)
+{
+	collected c = { 0 };
+
+	cr_assert_eq(scan(lo, lol, hi, hil, collect, &c), KV_OK);
+	cr_assert_eq(c.n, n, "scan saw %zu keys, want %zu", c.n, n);
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_eq(c.p[i].kl, strlen(keys[i]), "key %zu", i);
+		cr_assert_arr_eq(c.p[i].k, keys[i], c.p[i].kl, "key %zu", i);
+	}
+	collected_fini(&c);
+}
+
+/* ---- point reads and writes ---- */
+
+STORE_TEST(get_missing_is_not_found)
+{
+	expect_missing("nothing", 7);
+	expect_missing("\x00", 1);
+}
+
+STORE_TEST(put_then_get_round_trips)
+{
+	put("alpha", 5, "one", 3);
+	put("beta", 4, "two", 3);
+	expect_value("alpha", 5, "one", 3);
+	expect_value("beta", 4, "two", 3);
+	expect_missing("alph", 4);
+	expect_missing("alphab", 6);
+}
+
+STORE_TEST(empty_value_is_found)
+{
+	put("empty", 5, "", 0);
+	expect_value("empty", 5, "", 0);
+	collected c = { 0 };
+	cr_assert_eq(scan("", 0, NULL, 0, collect, &c), KV_OK);
+	cr_assert_eq(c.n, 1);
+	cr_assert_eq(c.p[0].vl, 0);
+	collected_fini(&c);
+}
+
+STORE_TEST(binary_keys_and_values_round_trip)
+{
+	static const uint8_t k1[] = { 0x00 };
+	static const uint8_t k2[] = { 0x00, 0x00 };
+	static const uint8_t k3[] = { 0xff };
+	static const uint8_t k4[] = { 0xff, 0x00, 0xff };
+	static const uint8_t k5[] = { 0x00, 0xff, 0x00 };
+	static const uint8_t v[] = { 0x00, 0xff, 0x00, 0x01, 0x80 };
+
+	put(k1, sizeof(k1), v, 1);
+	put(k2, sizeof(k2), v, 2);
+	put(k3, sizeof(k3), v, 3);
+	put(k4, sizeof(k4), v, 4);
+	put(k5, sizeof(k5), v, 5);
+	expect_value(k1, sizeof(k1), v, 1);
+	expect_value(k2, sizeof(k2), v, 2);
+	expect_value(k3, sizeof(k3), v, 3);
+	expect_value(k4, sizeof(k4), v, 4);
+	expect_value(k5, sizeof(k5), v, 5);
+	/* A key with a NUL is not cut short at it. */
+	static const uint8_t k6[] = { 0x00, 0x01 };
+	expect_missing(k6, sizeof(k6));
+}
+
+STORE_TEST(overwrite_replaces_value)
+{
+	put("k", 1, "first value", 11);
+	put("k", 1, "2nd", 3);
+	expect_value("k", 1, "2nd", 3);
+	put("k", 1, "", 0);
+	expect_value("k", 1, "", 0);
+	expect_scan("", 0, NULL, 0, (const char *[]) { "k" }, 1);
+}
+
+STORE_TEST(delete_removes_only_that_key)
+{
+	put("a", 1, "1", 1);
+	put("ab", 2, "2", 1);
+	put("b", 1, "3", 1);
+	del("ab", 2);
+	expect_missing("ab", 2);
+	expect_value("a", 1, "1", 1);
+	expect_value("b", 1, "3", 1);
+	/* Deleting a missing key is not an error. */
+	del("zz", 2);
+	del("ab", 2);
+	expect_scan("", 0, NULL, 0, (const char *[]) { "a", "b" }, 2);
+}
+
+/* ---- batches ---- */
+
+STORE_TEST(batch_applies_every_op)
+{
+	store_batch b;
+
+	put("gone", 4, "x", 1);
+	put("r1", 2, "x", 1);
+	put("r2", 2, "x", 1);
+	put("r3", 2, "x", 1);
+	store_batch_init(&b);
+	cr_assert_eq(badd(&b, STORE_PUT, "a", 1, "A", 1), KV_OK);
+	cr_assert_eq(badd(&b, STORE_PUT, "b", 1, "B", 1), KV_OK);
+	cr_assert_eq(badd(&b, STORE_DELETE, "gone", 4, NULL, 0),
+	    KV_OK);
+	cr_assert_eq(badd(&b, STORE_DELETE_RANGE, "r1", 2, "r3", 2),
+	    KV_OK);
+	/* More ops than the batch's first allocation. */
+	for (int i = 0; i < 20; i++) {
+		static char keys[20][4];
+		snprintf(keys[i], sizeof(keys[i]), "c%02d", i);
+		cr_assert_eq(badd(&b, STORE_PUT,
+		    (const uint8_t *) keys[i], 3, (const uint8_t *) "C", 1),
+		    KV_OK);
+	}
+	cr_assert_eq(b.n, 24);
+	cr_assert_eq(store_write(S, &b), KV_OK);
+	store_batch_fini(&b);
+	cr_assert_eq(b.n, 0);
+	cr_assert_null(b.ops);
+
+	expect_value("a", 1, "A", 1);
+	expect_value("b", 1, "B", 1);
+	expect_missing("gone", 4);
+	expect_missing("r1", 2);
+	expect_missing("r2", 2);
+	expect_value("r3", 2, "x", 1);
+	for (int i = 0; i < 20; i++) {
+		char k[4];
+		snprintf(k, sizeof(k), "c%02d", i);
+		expect_value(k, 3, "C", 1);
+	}
+}
+
+STORE_TEST(batch_ops_apply_in_order)
+{
+	store_batch b;
+
+	store_batch_init(&b);
+	/* put then delete: gone; delete then put: present; put twice: last. */
+	badd(&b, STORE_PUT, "x", 1, "1", 1);
+	badd(&b, STORE_DELETE, "x", 1, NULL, 0);
+	badd(&b, STORE_DELETE, "y", 1, NULL, 0);
+	badd(&b, STORE_PUT, "y", 1, "2", 1);
+	badd(&b, STORE_PUT, "z", 1, "3", 1);
+	badd(&b, STORE_PUT, "z", 1, "4", 1);
+	badd(&b, STORE_PUT, "w1", 2, "5", 1);
+	badd(&b, STORE_DELETE_RANGE, "w", 1, "x", 1);
+	badd(&b, STORE_PUT, "w2", 2, "6", 1);
+	cr_assert_eq(store_write(S, &b), KV_OK);
+	store_batch_fini(&b);
+	expect_missing("x", 1);
+	expect_value("y", 1, "2", 1);
+	expect_value("z", 1, "4", 1);
+	expect_missing("w1", 2);
+	expect_value("w2", 2, "6", 1);
+}
+
+STORE_TEST(empty_batch_is_a_no_op)
+{
+	store_batch b;
+
+	put("k", 1, "v", 1);
+	store_batch_init(&b);
+	cr_assert_eq(store_write(S, &b), KV_OK);
+	store_batch_fini(&b);
+	expect_scan("", 0, NULL, 0, (const char *[]) { "k" }, 1);
+}
+
+/*
+ * A writer sets keys "pa" and "pb" to the same counter in one batch per
+ * step; a reader scanning ["p", "q") must never see them differ or see
+ * only one of them.
+ */
+typedef struct atom_ctx {
+	volatile bool done;
+	int torn;
+	int scans;
+} atom_ctx;
+
+typedef struct pair_seen {
+	int n;
+	char v[2][16];
+	size_t vl[2];
+} pair_seen;
+
+static bool
+see_pair(void *arg, const uint8_t *k, size_t kl, const uint8_t *v, size_t vl)
+{
+	pair_seen *s = arg;
+
+	if (s->n < 2 && vl < sizeof(s->v[0])) {
+		memcpy(s->v[s->n], v, vl);
+		s->vl[s->n] = vl;
+	}
+	s->n++;
+	return true;
+}
+
+static void *
+atom_reader(void *arg)
+{
+	atom_ctx *c = arg;
+
+	while (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) {
+		pair_seen s = { 0 };
+		if (scan("p", 1, "q", 1, see_pair, &s) != KV_OK) {
+			c->torn++;
+			continue;
+		}
+		c->scans++;
+		if (s.n == 0)
+			continue;
+		if (s.n != 2 || s.vl[0] != s.vl[1] ||
+		    memcmp(s.v[0], s.v[1], s.vl[0]) != 0)
+			c->torn++;
+	}
+	return NULL;
+}
+
+STORE_TEST(batch_is_visible_all_at_once)
+{
+	atom_ctx c = { 0 };
+	pthread_t t;
+
+	cr_assert_eq(pthread_create(&t, NULL, atom_reader, &c), 0);
+	for (int i = 0; i < 3000; i++) {
+		char v[16];
+		int vl = snprintf(v, sizeof(v), "%d", i);
+		store_batch b;
+
+		store_batch_init(&b);
+		badd(&b, STORE_PUT, "pa", 2, v, (size_t) vl);
+		badd(&b, STORE_PUT, "pb", 2, v, (size_t) vl);
+		cr_assert_eq(store_write(S, &b), KV_OK);
+		store_batch_fini(&b);
+	}
+	__atomic_store_n(&c.done, true, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	cr_assert_eq(c.torn, 0, "%d of %d scans saw half a batch", c.torn,
+	    c.scans);
+	expect_value("pa", 2, "2999", 4);
+	expect_value("pb", 2, "2999", 4);
+}
+
+/* ---- delete-range ---- */
+
+STORE_TEST(delete_range_is_half_open)
+{
+	static const char *keys[] = { "a", "b", "b\x00", "ba", "bz", "c",
+		"c\x00", "d" };
+	static const size_t lens[] = { 1, 1, 2, 2, 2, 1, 2, 1 };
+
+	for (size_t i = 0; i < 8; i++)
+		put(keys[i], lens[i], "v", 1);
+	del_range("b", 1, "c", 1);
+	expect_value("a", 1, "v", 1);
+	expect_missing("b", 1);
+	expect_missing("b\x00", 2);
+	expect_missing("ba", 2);
+	expect_missing("bz", 2);
+	expect_value("c", 1, "v", 1);     /* hi itself is kept */
+	expect_value("c\x00", 2, "v", 1); /* and what follows it */
+	expect_value("d", 1, "v", 1);
+}
+
+STORE_TEST(delete_range_with_binary_bounds)
+{
+	static const uint8_t k0[] = { 0x00 };
+	static const uint8_t k1[] = { 0x00, 0xff };
+	static const uint8_t k2[] = { 0x01 };
+	static const uint8_t k3[] = { 0xfe, 0xff, 0xff };
+	static const uint8_t k4[] = { 0xff };
+	static const uint8_t k5[] = { 0xff, 0x00 };
+	static const uint8_t lo[] = { 0x00, 0x00 };
+	static const uint8_t hi[] = { 0xff };
+
+	put(k0, 1, "v", 1);
+	put(k1, 2, "v", 1);
+	put(k2, 1, "v", 1);
+	put(k3, 3, "v", 1);
+	put(k4, 1, "v", 1);
+	put(k5, 2, "v", 1);
+	del_range(lo, sizeof(lo), hi, sizeof(hi));
+	expect_value(k0, 1, "v", 1); /* 00 < 00 00 */
+	expect_missing(k1, 2);
+	expect_missing(k2, 1);
+	expect_missing(k3, 3);
+	expect_value(k4, 1, "v", 1);
+	expect_value(k5, 2, "v", 1);
+}
+
+STORE_TEST(delete_range_of_nothing_changes_nothing)
+{
+	put("a", 1, "v", 1);
+	put("z", 1, "v", 1);
+	del_range("b", 1, "y", 1); /* holds no key */
+	del_range("m", 1, "m", 1); /* empty range */
+	expect_scan("", 0, NULL, 0, (const char *[]) { "a", "z" }, 2);
+}
+
+/* ---- scans ---- */
+
+STORE_TEST(scan_is_in_bytewise_order)
+{
+	/* Inserted out of order; 0x80 and 0xff sort after ASCII (unsigned). */
+	static const uint8_t keys[][3] = {
+		{ 0xff, 0, 0 }, { 'b', 0, 0 }, { 0x80, 0, 0 }, { 0x00, 0, 0 },
+		{ 'a', 'a', 0 }, { 'a', 0, 0 }, { 0x7f, 0, 0 },
+		{ 0x00, 0x00, 0 }, { 'a', 0x00, 0 },
+	};
+	static const size_t lens[] = { 1, 1, 1, 1, 2, 1, 1, 2, 2 };
+	static const char *const want[] = { "\x00", "\x00\x00", "a",
+		"a\x00", "aa", "b", "\x7f", "\x80", "\xff" };
+	static const size_t want_len[] = { 1, 2, 1, 2, 2, 1, 1, 1, 1 };
+	collected c = { 0 };
+
+	for (size_t i = 0; i < 9; i++)
+		put(keys[i], lens[i], keys[i], lens[i]);
+	cr_assert_eq(scan("", 0, NULL, 0, collect, &c), KV_OK);
+	cr_assert_eq(c.n, 9);
+	for (size_t i = 0; i < 9; i++) {
+		cr_assert_eq(c.p[i].kl, want_len[i], "key %zu", i);
+		cr_assert_arr_eq(c.p[i].k, want[i], want_len[i], "key %zu", i);
+		/* The value is the key: the scan pairs them correctly. */
+		cr_assert_eq(c.p[i].vl, want_len[i]);
+		cr_assert_arr_eq(c.p[i].v, want[i], want_len[i]);
+	}
+	collected_fini(&c);
+}
+
+STORE_TEST(scan_honours_half_open_bounds)
+{
+	static const char *const all[] = { "a", "b", "ba", "bb", "c", "d" };
+
+	for (size_t i = 0; i < 6; i++)
+		put(all[i], strlen(all[i]), "v", 1);
+	expect_scan("b", 1, "c", 1, all + 1, 3);  /* lo in, hi out */
+	expect_scan("ba", 2, "bb", 2, all + 2, 1);
+	expect_scan("b\x00", 2, "c\x00", 2, all + 2, 3); /* between keys */
+	expect_scan("0", 1, "a", 1, NULL, 0);     /* before everything */
+	expect_scan("c", 1, "c", 1, NULL, 0);     /* empty range */
+	expect_scan("e", 1, NULL, 0, NULL, 0);    /* after everything */
+	expect_scan("c", 1, NULL, 0, all + 4, 2); /* hi NULL: to the end */
+	expect_scan("", 0, NULL, 0, all, 6);
+	expect_scan("", 0, "b", 1, all, 1);
+}
+
+STORE_TEST(scan_stops_when_callback_returns_false)
+{
+	collected c = { .stop_after = 3 };
+
+	for (char k = 'a'; k <= 'j'; k++)
+		put(&k, 1, "v", 1);
+	cr_assert_eq(scan("", 0, NULL, 0, collect, &c), KV_OK);
+	cr_assert_eq(c.n, 3, "callback called %zu times after false", c.n);
+	cr_assert_eq(c.p[2].k[0], 'c');
+	collected_fini(&c);
+
+	c = (collected) { .stop_after = 1 };
+	cr_assert_eq(scan("e", 1, "h", 1, collect, &c), KV_OK);
+	cr_assert_eq(c.n, 1);
+	cr_assert_eq(c.p[0].k[0], 'e');
+	collected_fini(&c);
+}
+
+STORE_TEST(scan_of_empty_store_calls_nothing)
+{
+	expect_scan("", 0, NULL, 0, NULL, 0);
+	expect_scan("a", 1, "b", 1, NULL, 0);
+}
+
+/* ---- random model test ---- */
+
+/* xorshift64*: a PRNG of our own so that seeds mean the same everywhere. */
+static uint64_t rng_state;
+
+static uint64_t
+rng(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545F4914F6CDD1DULL;
+}
+
+static size_t
+rnd(size_t n)
+{
+	return n == 0 ? 0 : (size_t) (rng() % n);
+}
+
+/*
+ * Keys are 0..4 bytes over a small alphabet that includes 0x00 and 0xff,
+ * so that collisions, prefixes and extreme bytes are common.
+ */
+static size_t
+random_key(uint8_t *k)
+{
+	static const uint8_t alpha[] = { 0x00, 0x01, 'a', 0x7f, 0x80, 0xff };
+	size_t n = rnd(5);
+
+	for (size_t i = 0; i < n; i++)
+		k[i] = alpha[rnd(sizeof(alpha))];
+	return n;
+}
+
+/* The model: a sorted array of owned pairs. */
+typedef struct model {
+	kvpair *p;
+	size_t n, cap;
+} model;
+
+static size_t
+model_lower(const model *m, const uint8_t *k, size_t kl)
+{
+	size_t i = 0;
+	while (i < m->n && bytecmp(m->p[i].k, m->p[i].kl, k, kl) < 0)
+		i++;
+	return i;
+}
+
+static void
+model_put(model *m, const uint8_t *k, size_t kl, const uint8_t *v, size_t vl)
+{
+	size_t i = model_lower(m, k, kl);
+
+	if (i < m->n && bytecmp(m->p[i].k, m->p[i].kl, k, kl) == 0) {
+		free(m->p[i].v);
+	} else {
+		if (m->n == m->cap) {
+			m->cap = m->cap == 0 ? 64 : m->cap * 2;
+			m->p = realloc(m->p, m->cap * sizeof(*m->p));
+		}
+		memmove(&m->p[i + 1], &m->p[i], (m->n - i) * sizeof(*m->p));
+		m->n++;
+		m->p[i].k = malloc(kl + 1);
+		memcpy(m->p[i].k, k, kl);
+		m->p[i].kl = kl;
+	}
+	m->p[i].v = malloc(vl + 1);
+	memcpy(m->p[i].v, v, vl);
+	m->p[i].vl = vl;
+}
+
+static void
+model_erase(model *m, size_t i, size_t j)
+{
+	for (size_t x = i; x < j; x++) {
+		free(m->p[x].k);
+		free(m->p[x].v);
+	}
+	memmove(&m->p[i], &m->p[j], (m->n - j) * sizeof(*m->p));
+	m->n -= j - i;
+}
+
+static void
+model_delete(model *m, const uint8_t *k, size_t kl)
+{
+	size_t i = model_lower(m, k, kl);
+	if (i < m->n && bytecmp(m->p[i].k, m->p[i].kl, k, kl) == 0)
+		model_erase(m, i, i + 1);
+}
+
+static void
+model_delete_range(model *m, const uint8_t *lo, size_t lol,
+    const uint8_t *hi, size_t hil)
+{
+	size_t i = model_lower(m, lo, lol), j = model_lower(m, hi, hil);
+	if (j > i)
+		model_erase(m, i, j);
+}
+
+static void
+model_fini(model *m)
+{
+	model_erase(m, 0, m->n);
+	free(m->p);
+}
+
+/* Checks a scan of [lo, hi) against the model. */
+static void
+check_scan(const model *m, const uint8_t *lo, size_t lol, const uint8_t *hi,
+    size_t hil, int step)
+{
+	collected c = { 0 };
+	size_t i = model_lower(m, lo, lol);
+	size_t j = hi == NULL ? m->n : model_lower(m, hi, hil);
+
+	if (j < i)
+		j = i;
+	cr_assert_eq(scan(lo, lol, hi, hil, collect, &c), KV_OK);
+	cr_assert_eq(c.n, j - i, "step %d: scan saw %zu keys, model %zu",
+	    step, c.n, j - i);
+	for (size_t x = 0; x < c.n; x++) {
+		const kvpair *w = &m->p[i + x], *g = &c.p[x];
+		cr_assert(bytecmp(g->k, g->kl, w->k, w->kl) == 0,
+		    "step %d: key %zu differs", step, x);
+		cr_assert(bytecmp(g->v, g->vl, w->v, w->vl) == 0,
+		    "step %d: value %zu differs", step, x);
+	}
+	collected_fini(&c);
+}
+
+STORE_TEST(random_ops_match_a_model)
+{
+	model m = { 0 };
+	/* The batch borrows its keys and values: keep them until written. */
+	uint8_t keys[8][2][4], vals[8][32];
+
+	rng_state = 0x9e3779b97f4a7c15ULL;
+	for (int step = 0; step < 2000; step++) {
+		store_batch b;
+		size_t nops = rnd(4) == 0 ? 1 + rnd(8) : 1;
+
+		store_batch_init(&b);
+		for (size_t o = 0; o < nops; o++) {
+			size_t kl = random_key(keys[o][0]);
+			size_t r = rnd(10);
+			if (r < 6) {
+				size_t vl = rnd(sizeof(vals[o]));
+				for (size_t i = 0; i < vl; i++)
+					vals[o][i] = (uint8_t) rng();
+				badd(&b, STORE_PUT, keys[o][0], kl,
+				    vals[o], vl);
+				model_put(&m, keys[o][0], kl, vals[o], vl);
+			} else if (r < 9) {
+				badd(&b, STORE_DELETE, keys[o][0],
+				    kl, NULL, 0);
+				model_delete(&m, keys[o][0], kl);
+			} else {
+				size_t hl = random_key(keys[o][1]);
+				const uint8_t *lo = keys[o][0], *hi = keys[o][1];
+				size_t lol = kl, hil = hl;
+				if (bytecmp(lo, lol, hi, hil) > 0) {
+					const uint8_t *t = lo;
+					size_t tl = lol;
+					lo = hi, lol = hil;
+					hi = t, hil = tl;
+				}
+				badd(&b, STORE_DELETE_RANGE, lo,
+				    lol, hi, hil);
+				model_delete_range(&m, lo, lol, hi, hil);
+			}
+		}
+		cr_assert_eq(store_write(S, &b), KV_OK, "step %d", step);
+		store_batch_fini(&b);
+
+		/* Spot checks: one get, and now and then a bounded scan. */
+		uint8_t k[4], h[4];
+		size_t kl = random_key(k);
+		size_t i = model_lower(&m, k, kl);
+		if (i < m.n && bytecmp(m.p[i].k, m.p[i].kl, k, kl) == 0)
+			expect_value(k, kl, m.p[i].v, m.p[i].vl);
+		else
+			expect_missing(k, kl);
+		if (step % 50 == 0) {
+			size_t hl = random_key(h);
+			check_scan(&m, k, kl, rnd(4) == 0 ? NULL : h, hl, step);
+		}
+	}
+	cr_assert_gt(m.n, 10, "the model should end up non-trivial");
+	check_scan(&m, (const uint8_t *) "", 0, NULL, 0, 2000);
+	if (e == ENGINE_ROCKS) {
+		reopen_rocks();
+		check_scan(&m, (const uint8_t *) "", 0, NULL, 0, 2001);
+	}
+	model_fini(&m);
+}
+
+/* ---- RocksDB durability ---- */
+
+Test(store, rocks_reopen_keeps_data)
+{
+	static const uint8_t bin[] = { 0x00, 0xff, 0x00 };
+
+	open_engine(ENGINE_ROCKS);
+	put("kept", 4, "value", 5);
+	put(bin, sizeof(bin), bin, sizeof(bin));
+	put("empty", 5, "", 0);
+	put("deleted", 7, "x", 1);
+	del("deleted", 7);
+	put("r1", 2, "x", 1);
+	put("r2", 2, "x", 1);
+	del_range("r", 1, "s", 1);
+	reopen_rocks();
+	expect_value("kept", 4, "value", 5);
+	expect_value(bin, sizeof(bin), bin, sizeof(bin));
+	expect_value("empty", 5, "", 0);
+	expect_missing("deleted", 7);
+	expect_missing("r1", 2);
+	expect_missing("r2", 2);
+	expect_scan("\x01", 1, NULL, 0,
+	    (const char *[]) { "empty", "kept" }, 2);
+	/* And it stays writable. */
+	put("after", 5, "reopen", 6);
+	reopen_rocks();
+	expect_value("after", 5, "reopen", 6);
+}
+
+Test(store, rocks_sync_store_round_trips)
+{
+	char why[256] = "";
+
+	strcpy(dir, "/tmp/kv-store-test-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+	cr_assert_eq(store_open_rocks(dir, true, &S, why, sizeof(why)), KV_OK,
+	    "%s", why);
+	put("k", 1, "v", 1);
+	reopen_rocks();
+	expect_value("k", 1, "v", 1);
+}
+
+Test(store, rocks_open_failure_is_io_with_reason)
+{
+	char why[256] = "";
+	store *s = NULL;
+	char path[128];
+
+	/* A regular file where the directory should be. */
+	strcpy(dir, "/tmp/kv-store-test-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/file", dir);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fclose(f);
+	cr_assert_eq(store_open_rocks(path, false, &s, why, sizeof(why)),
+	    KV_IO);
+	cr_assert_null(s);
+	cr_assert_neq(why[0], '\0', "the reason should be filled in");
+}

@@ -721,9 +721,11 @@ convert_one(arena *a, val_type t, const json_t *v, int depth, value *out,
 			bool_text(json_string_value(v), json_string_length(v),
 			    &out->b);
 		/*
-		 * FIXME: nubo-db/dynamodb-conformance captured eu-west-2 in
-		 * 2026-06 accepting {"NULL": false} and storing NULL true;
-		 * older DynamoDB (and dynalite) refuse it. We refuse it.
+		 * DynamoDB's documented answer to {"NULL": false} is this
+		 * ValidationException (and dynalite, tested against DynamoDB,
+		 * gives it); one region was seen in 2026 storing NULL true
+		 * instead. We keep the documented refusal: a client that
+		 * sends false has a bug worth hearing about.
 		 */
 		if (t == VAL_NULL && !out->b)
 			return INVALID(err, "%s", MSG_NULL_FALSE);

@@ -76,12 +76,12 @@ table_split_even(table *t, size_t n, uint32_t first_node, uint32_t n_nodes)
 	partition *p = calloc(n, sizeof(*p));
 	if (p == NULL)
 		return KV_ENOMEM;
-	/* Boundaries at i * 2^64 / n, computed without overflow. */
-	uint64_t step = UINT64_MAX / n;
+	/* Partition i starts at floor(i * 2^64 / n). */
 	for (size_t i = 0; i < n; i++) {
 		p[i].id = (uint32_t) i;
-		p[i].lo = step * i;
-		p[i].last = i + 1 == n ? UINT64_MAX : step * (i + 1) - 1;
+		p[i].lo = (uint64_t) (((unsigned __int128) i << 64) / n);
+		p[i].last = i + 1 == n ? UINT64_MAX :
+		    (uint64_t) ((((unsigned __int128) (i + 1)) << 64) / n) - 1;
 		p[i].node = (uint32_t) ((first_node + i) % n_nodes);
 		p[i].epoch = 1;
 	}

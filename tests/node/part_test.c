@@ -107,7 +107,7 @@ Test(part, check_accepts_exact_epoch_and_range)
 struct stale_case {
 	uint32_t table_id, id;
 	uint64_t epoch, h;
-	const char *why;
+	char why[32]; /* not a pointer: parameters cross an exec */
 };
 
 ParameterizedTestParameters(part, check_refuses_stale_routes)

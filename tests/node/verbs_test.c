@@ -1,0 +1,1160 @@
+/*
+ * verbs_test.c — the node's data and ownership verbs (node/get.c, put.c,
+ * delete.c, assign.c, drop_table.c, stats.c) driven through node_dispatch
+ * on a hand-built node with an in-memory store: no sockets, no catalog
+ * worker. Checks the partition counters against item_size, ReturnValues,
+ * route checks that write nothing, bad payloads, idempotent ASSIGN and
+ * DROP_TABLE, the durability of counters in the metadata records, and a
+ * multi-threaded write burst. The last tests start the catalog worker
+ * (node/catalog_node.c) on a one-node cluster and follow a table through
+ * CREATING -> ACTIVE -> DELETING -> gone.
+ */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "catalog_node.h"
+#include "codec.h"
+#include "item.h"
+#include "keyenc.h"
+#include "node.h"
+
+#define NPARTS 4
+
+static node *N;
+static arena A;
+static table T, T2; /* ids 1 and 2, NPARTS partitions each, all on node 0 */
+
+static void
+make_table(table *t, const char *name, uint32_t id)
+{
+	memset(t, 0, sizeof(*t));
+	t->name = strdup(name);
+	t->uuid = strdup("00000000-0000-4000-8000-000000000000");
+	t->id = id;
+	t->hash.name = strdup("pk");
+	t->hash.type = VAL_S;
+	t->billing = BILLING_PAY_PER_REQUEST;
+	t->status = TABLE_ACTIVE;
+	cr_assert_eq(table_split_even(t, NPARTS, 0, 1), KV_OK);
+}
+
+static void
+setup(void)
+{
+	N = calloc(1, sizeof(*N));
+	cr_assert_not_null(N);
+	cr_assert_eq(store_open_mem(&N->st), KV_OK);
+	N->index = 0;
+	N->cfg.n_nodes = 1;
+	N->cfg.partitions = NPARTS;
+	part_map_init(&N->parts);
+	pthread_mutex_init(&N->peers_mu, NULL);
+	arena_init(&A);
+	make_table(&T, "t1", 1);
+	make_table(&T2, "t2", 2);
+}
+
+static void
+teardown(void)
+{
+	catalog_node_close(N); /* the worker uses the store and the map */
+	part_map_fini(&N->parts);
+	store_close(N->st);
+	pthread_mutex_destroy(&N->peers_mu);
+	free(N);
+	N = NULL;
+	arena_fini(&A);
+	table_fini(&T);
+	table_fini(&T2);
+}
+
+TestSuite(verbs, .init = setup, .fini = teardown);
+
+/* ---- requests ---- */
+
+static rpc_response
+call(const rpc_request *req)
+{
+	rpc_response r;
+
+	memset(&r, 0, sizeof(r));
+	r.code = KV_ERR_COUNT; /* a verb that forgets to set it shows */
+	node_dispatch(N, req, &A, &r);
+	return r;
+}
+
+static kv_err
+assign(const table *t)
+{
+	rpc_request req = { .op = RPC_ASSIGN, .table = t, .table_id = t->id,
+		.node = 0 };
+	return call(&req).code;
+}
+
+static kv_err
+drop(uint32_t table_id)
+{
+	rpc_request req = { .op = RPC_DROP_TABLE, .table_id = table_id };
+	return call(&req).code;
+}
+
+/* One item: its value tree, codec bytes, storage key and partition. */
+typedef struct itm {
+	const table *t;
+	value v;
+	uint8_t *enc, *key;
+	size_t enc_len, key_len;
+	size_t size; /* item_size */
+	uint32_t part;
+} itm;
+
+/*
+ * make_itm builds item {pk: S pk, n: N 12.5, data: S data} (data NULL:
+ * only pk) of table t. Free with itm_fini.
+ */
+static void
+make_itm(itm *it, const table *t, const char *pk, const char *data)
+{
+	size_t n = data != NULL ? 3 : 1;
+	attr *at = arena_alloc(&A, n * sizeof(attr));
+	const char *msg;
+
+	memset(it, 0, sizeof(*it));
+	it->t = t;
+	at[0].name = "pk";
+	at[0].name_len = 2;
+	at[0].v.type = VAL_S;
+	at[0].v.len = strlen(pk);
+	at[0].v.u.bytes = arena_dup(&A, pk, strlen(pk));
+	if (data != NULL) {
+		number *num = arena_alloc(&A, sizeof(*num));
+		cr_assert_eq(number_parse("12.5", 4, num, &msg), KV_OK);
+		at[1].name = "n";
+		at[1].name_len = 1;
+		at[1].v.type = VAL_N;
+		at[1].v.u.num = num;
+		at[2].name = "data";
+		at[2].name_len = 4;
+		at[2].v.type = VAL_S;
+		at[2].v.len = strlen(data);
+		at[2].v.u.bytes = arena_dup(&A, data, strlen(data));
+	}
+	it->v.type = VAL_M;
+	it->v.len = n;
+	it->v.u.attrs = at;
+	it->size = item_size(&it->v);
+	cr_assert_eq(codec_encode(&it->v, &it->enc, &it->enc_len), KV_OK);
+	cr_assert_eq(keyenc_item_key(t->id, &at[0].v, NULL, &it->key,
+	    &it->key_len), KV_OK);
+	const partition *p = table_partition_for(t, keyenc_hash(&at[0].v));
+	cr_assert_not_null(p);
+	it->part = p->id;
+}
+
+static void
+itm_fini(itm *it)
+{
+	free(it->enc);
+	free(it->key);
+	memset(it, 0, sizeof(*it));
+}
+
+static uint64_t
+epoch_of(const itm *it)
+{
+	return it->t->parts[it->part].epoch;
+}
+
+static rpc_request
+item_req(rpc_op op, const itm *it, uint64_t epoch, rpc_return rv)
+{
+	rpc_request req = {
+		.op = op, .table_id = it->t->id, .part = it->part,
+		.epoch = epoch, .key = it->key, .key_len = it->key_len,
+		.return_values = rv,
+	};
+	if (op == RPC_PUT) {
+		req.item = it->enc;
+		req.item_len = it->enc_len;
+	}
+	return req;
+}
+
+static rpc_response
+put(const itm *it, rpc_return rv)
+{
+	rpc_request req = item_req(RPC_PUT, it, epoch_of(it), rv);
+	return call(&req);
+}
+
+static rpc_response
+get(const itm *it)
+{
+	rpc_request req = item_req(RPC_GET, it, epoch_of(it), RPC_RETURN_NONE);
+	return call(&req);
+}
+
+static rpc_response
+del(const itm *it, rpc_return rv)
+{
+	rpc_request req = item_req(RPC_DELETE, it, epoch_of(it), rv);
+	return call(&req);
+}
+
+static void
+expect_item(const itm *it, const itm *want)
+{
+	rpc_response r = get(it);
+
+	cr_assert_eq(r.code, KV_OK, "%s", kv_err_name(r.code));
+	cr_assert(r.found);
+	cr_assert_eq(r.item_len, want->enc_len);
+	cr_assert_arr_eq(r.item, want->enc, want->enc_len);
+}
+
+static void
+expect_no_item(const itm *it)
+{
+	rpc_response r = get(it);
+
+	cr_assert_eq(r.code, KV_OK, "%s", kv_err_name(r.code));
+	cr_assert(!r.found);
+	cr_assert_null(r.item);
+}
+
+/* Totals of STATS for table_id (0: every table). */
+typedef struct totals {
+	size_t n_parts;
+	uint64_t items, bytes;
+	part_stats per[16];
+} totals;
+
+static totals
+stats(uint32_t table_id)
+{
+	rpc_request req = { .op = RPC_STATS, .table_id = table_id };
+	rpc_response r = call(&req);
+	totals t = { 0 };
+
+	cr_assert_eq(r.code, KV_OK);
+	cr_assert_leq(r.n_stats, 16);
+	t.n_parts = r.n_stats;
+	for (size_t i = 0; i < r.n_stats; i++) {
+		if (table_id != 0)
+			cr_assert_eq(r.stats[i].table_id, table_id);
+		t.items += r.stats[i].items;
+		t.bytes += r.stats[i].bytes;
+		t.per[i] = r.stats[i];
+	}
+	return t;
+}
+
+static const part_stats *
+stats_of(const totals *t, uint32_t table_id, uint32_t part)
+{
+	for (size_t i = 0; i < t->n_parts; i++)
+		if (t->per[i].table_id == table_id && t->per[i].part == part)
+			return &t->per[i];
+	return NULL;
+}
+
+static bool
+count_one(void *arg, const uint8_t *k, size_t kl, const uint8_t *v,
+    size_t vl)
+{
+	(*(size_t *) arg)++;
+	return true;
+}
+
+/* The number of stored keys with table_id's prefix (items only). */
+static size_t
+stored_keys(uint32_t table_id)
+{
+	uint8_t lo[4], hi[4];
+	size_t n = 0;
+
+	keyenc_table_prefix(table_id, lo);
+	keyenc_table_prefix(table_id + 1, hi);
+	cr_assert_eq(store_scan(N->st, lo, 4, hi, 4, count_one, &n), KV_OK);
+	return n;
+}
+
+/*
+ * The metadata records agree with the live counters: a fresh map loaded
+ * from the store has the same partitions, epochs and counters.
+ */
+static void
+expect_records_match_map(void)
+{
+	part_map fresh;
+
+	part_map_init(&fresh);
+	cr_assert_eq(part_map_load(&fresh, N->st), KV_OK);
+	cr_assert_eq(fresh.n, N->parts.n);
+	for (size_t i = 0; i < fresh.n; i++) {
+		const part *f = fresh.p[i];
+		const part *p = part_map_find_locked(&N->parts, f->table_id,
+		    f->id);
+		cr_assert_not_null(p, "table %u part %u", f->table_id, f->id);
+		cr_assert_eq(f->lo, p->lo);
+		cr_assert_eq(f->last, p->last);
+		cr_assert_eq(f->epoch, p->epoch);
+		cr_assert_eq(f->items, p->items, "table %u part %u",
+		    f->table_id, f->id);
+		cr_assert_eq(f->bytes, p->bytes, "table %u part %u",
+		    f->table_id, f->id);
+	}
+	part_map_fini(&fresh);
+}
+
+/* ---- dispatch ---- */
+
+Test(verbs, ping_answers_ok)
+{
+	rpc_request req = { .op = RPC_PING };
+	cr_assert_eq(call(&req).code, KV_OK);
+}
+
+Test(verbs, unknown_verb_is_proto)
+{
+	rpc_request req = { .op = (rpc_op) 99 };
+	cr_assert_eq(call(&req).code, KV_PROTO);
+	req.op = (rpc_op) 0;
+	cr_assert_eq(call(&req).code, KV_PROTO);
+}
+
+Test(verbs, catalog_verbs_off_node_zero_are_proto)
+{
+	/* No catalog_node_open: this node hosts no catalog. */
+	static const rpc_op ops[] = { RPC_CATALOG_GET, RPC_CREATE_TABLE,
+		RPC_DELETE_TABLE, RPC_BUMP_EPOCH };
+	for (size_t i = 0; i < 4; i++) {
+		rpc_request req = { .op = ops[i], .table = &T,
+			.table_name = "t1" };
+		rpc_response r = call(&req);
+		cr_assert_eq(r.code, KV_PROTO, "op %d", ops[i]);
+		cr_assert_null(r.cat);
+		cr_assert_null(r.table);
+	}
+}
+
+/* ---- ASSIGN ---- */
+
+Test(verbs, assign_creates_empty_partitions)
+{
+	cr_assert_eq(assign(&T), KV_OK);
+	totals s = stats(T.id);
+	cr_assert_eq(s.n_parts, NPARTS);
+	for (uint32_t i = 0; i < NPARTS; i++) {
+		const part_stats *p = stats_of(&s, T.id, i);
+		cr_assert_not_null(p, "part %u", i);
+		cr_assert_eq(p->epoch, 1);
+		cr_assert_eq(p->items, 0);
+		cr_assert_eq(p->bytes, 0);
+	}
+	expect_records_match_map();
+}
+
+Test(verbs, assign_without_table_is_proto)
+{
+	rpc_request req = { .op = RPC_ASSIGN, .table_id = 1 };
+	cr_assert_eq(call(&req).code, KV_PROTO);
+	cr_assert_eq(N->parts.n, 0);
+}
+
+Test(verbs, assign_takes_only_this_nodes_partitions)
+{
+	/* Two nodes: this one (0) owns partitions 0 and 2. */
+	cr_assert_eq(table_split_even(&T, NPARTS, 0, 2), KV_OK);
+	cr_assert_eq(assign(&T), KV_OK);
+	totals s = stats(T.id);
+	cr_assert_eq(s.n_parts, 2);
+	cr_assert_not_null(stats_of(&s, T.id, 0));
+	cr_assert_not_null(stats_of(&s, T.id, 2));
+	expect_records_match_map();
+}
+
+Test(verbs, assign_twice_is_idempotent)
+{
+	itm a, b;
+
+	make_itm(&a, &T, "alpha", "first");
+	make_itm(&b, &T, "beta", "second");
+	cr_assert_eq(assign(&T), KV_OK);
+	cr_assert_eq(put(&a, RPC_RETURN_NONE).code, KV_OK);
+	cr_assert_eq(put(&b, RPC_RETURN_NONE).code, KV_OK);
+	totals before = stats(T.id);
+	cr_assert_eq(assign(&T), KV_OK);
+	cr_assert_eq(assign(&T), KV_OK);
+	totals after = stats(T.id);
+	cr_assert_eq(after.n_parts, NPARTS);
+	cr_assert_eq(N->parts.n, NPARTS);
+	cr_assert_eq(after.items, 2);
+	cr_assert_eq(after.items, before.items);
+	cr_assert_eq(after.bytes, before.bytes);
+	expect_item(&a, &a);
+	expect_item(&b, &b);
+	expect_records_match_map();
+	itm_fini(&a);
+	itm_fini(&b);
+}
+
+Test(verbs, assign_with_new_epoch_refuses_the_old_one)
+{
+	itm a;
+
+	make_itm(&a, &T, "alpha", "first");
+	cr_assert_eq(assign(&T), KV_OK);
+	cr_assert_eq(put(&a, RPC_RETURN_NONE).code, KV_OK);
+	T.parts[a.part].epoch = 2;
+	cr_assert_eq(assign(&T), KV_OK);
+	rpc_request old = item_req(RPC_GET, &a, 1, RPC_RETURN_NONE);
+	cr_assert_eq(call(&old).code, KV_STALE_ROUTE);
+	expect_item(&a, &a); /* at epoch 2 */
+	totals s = stats(T.id);
+	cr_assert_eq(stats_of(&s, T.id, a.part)->epoch, 2);
+	cr_assert_eq(stats_of(&s, T.id, a.part)->items, 1,
+	    "counters survive an epoch change");
+	expect_records_match_map();
+	itm_fini(&a);
+}
+
+/*
+ * assign.c's header: "ones it no longer owns are forgotten". A partition
+ * moved to node 1 at epoch 2 must stop serving the old epoch here.
+ */
+Test(verbs, assign_forgets_partitions_moved_away)
+{
+	itm a;
+
+	make_itm(&a, &T, "alpha", "first");
+	cr_assert_eq(assign(&T), KV_OK);
+	T.parts[a.part].node = 1;
+	T.parts[a.part].epoch = 2;
+	N->cfg.n_nodes = 2;
+	cr_assert_eq(assign(&T), KV_OK);
+	totals s = stats(T.id);
+	cr_assert_eq(s.n_parts, NPARTS - 1,
+	    "node 0 still lists %zu partitions, want %d", s.n_parts,
+	    NPARTS - 1);
+	cr_assert_null(stats_of(&s, T.id, a.part));
+	rpc_request req = item_req(RPC_PUT, &a, 1, RPC_RETURN_NONE);
+	cr_assert_eq(call(&req).code, KV_STALE_ROUTE,
+	    "a PUT at the old epoch of a moved partition was accepted");
+	itm_fini(&a);
+}
+
+/* ---- PUT, GET, DELETE ---- */
+
+Test(verbs, get_of_missing_item_is_not_found)
+{
+	itm a;
+
+	make_itm(&a, &T, "nobody", NULL);
+	cr_assert_eq(assign(&T), KV_OK);
+	expect_no_item(&a);
+	itm_fini(&a);
+}
+
+Test(verbs, put_then_get_round_trips)
+{
+	itm a;
+
+	make_itm(&a, &T, "alpha", "some data");
+	cr_assert_eq(assign(&T), KV_OK);
+	rpc_response r = put(&a, RPC_RETURN_NONE);
+	cr_assert_eq(r.code, KV_OK);
+	cr_assert(!r.found);
+	cr_assert_null(r.item);
+	expect_item(&a, &a);
+	cr_assert_eq(stored_keys(T.id), 1);
+	itm_fini(&a);
+}
+
+Test(verbs, stats_count_items_and_bytes)
+{
+	enum { NI = 40 };
+	itm it[NI];
+	uint64_t items[NPARTS] = { 0 }, bytes[NPARTS] = { 0 }, total = 0;
+
+	cr_assert_eq(assign(&T), KV_OK);
+	for (int i = 0; i < NI; i++) {
+		char pk[16], data[64];
+		snprintf(pk, sizeof(pk), "key-%d", i);
+		memset(data, 'x', (size_t) i);
+		data[i] = '\0';
+		make_itm(&it[i], &T, pk, i % 5 == 0 ? NULL : data);
+		cr_assert_eq(put(&it[i], RPC_RETURN_NONE).code, KV_OK);
+		items[it[i].part]++;
+		bytes[it[i].part] += it[i].size;
+		total += it[i].size;
+	}
+	totals s = stats(T.id);
+	cr_assert_eq(s.items, NI);
+	cr_assert_eq(s.bytes, total);
+	for (uint32_t p = 0; p < NPARTS; p++) {
+		cr_assert_eq(stats_of(&s, T.id, p)->items, items[p], "part %u",
+		    p);
+		cr_assert_eq(stats_of(&s, T.id, p)->bytes, bytes[p], "part %u",
+		    p);
+	}
+	cr_assert_gt(items[0] * items[1] * items[2] * items[3], 0,
+	    "40 keys should reach every partition");
+
+	/* Overwrite with a bigger and with a smaller item. */
+	itm big, small;
+	make_itm(&big, &T, "key-7", "a much longer value than before");
+	make_itm(&small, &T, "key-8", NULL);
+	cr_assert_eq(put(&big, RPC_RETURN_NONE).code, KV_OK);
+	cr_assert_eq(put(&small, RPC_RETURN_NONE).code, KV_OK);
+	total += big.size - it[7].size;
+	total -= it[8].size - small.size;
+	s = stats(T.id);
+	cr_assert_eq(s.items, NI, "overwrites do not add items");
+	cr_assert_eq(s.bytes, total);
+
+	/* Delete some, and one that is missing. */
+	cr_assert_eq(del(&it[3], RPC_RETURN_NONE).code, KV_OK);
+	cr_assert_eq(del(&it[4], RPC_RETURN_NONE).code, KV_OK);
+	cr_assert_eq(del(&it[4], RPC_RETURN_NONE).code, KV_OK);
+	total -= it[3].size + it[4].size;
+	s = stats(T.id);
+	cr_assert_eq(s.items, NI - 2);
+	cr_assert_eq(s.bytes, total);
+	cr_assert_eq(stored_keys(T.id), NI - 2);
+	expect_no_item(&it[3]);
+	expect_item(&it[7], &big);
+	expect_records_match_map();
+
+	/* Emptying the table brings both counters back to zero. */
+	for (int i = 0; i < NI; i++)
+		cr_assert_eq(del(&it[i], RPC_RETURN_NONE).code, KV_OK);
+	s = stats(T.id);
+	cr_assert_eq(s.items, 0);
+	cr_assert_eq(s.bytes, 0);
+	cr_assert_eq(stored_keys(T.id), 0);
+	expect_records_match_map();
+	for (int i = 0; i < NI; i++)
+		itm_fini(&it[i]);
+	itm_fini(&big);
+	itm_fini(&small);
+}
+
+Test(verbs, stats_of_table_zero_lists_every_table)
+{
+	itm a;
+
+	cr_assert_eq(assign(&T), KV_OK);
+	cr_assert_eq(assign(&T2), KV_OK);
+	make_itm(&a, &T2, "x", "y");
+	cr_assert_eq(put(&a, RPC_RETURN_NONE).code, KV_OK);
+	totals s = stats(0);
+	cr_assert_eq(s.n_parts, 2 * NPARTS);
+	cr_assert_eq(s.items, 1);
+	cr_assert_eq(s.bytes, a.size);
+	cr_assert_eq(stats(T.id).items, 0);
+	cr_assert_eq(stats(T2.id).items, 1);
+	cr_assert_eq(stats(77).n_parts, 0);
+	itm_fini(&a);
+}
+
+Test(verbs, all_old_returns_the_old_item)
+{
+	itm v1, v2, v3;
+
+	make_itm(&v1, &T, "same", "one");
+	make_itm(&v2, &T, "same", "two, longer");
+	make_itm(&v3, &T, "same", NULL);
+	cr_assert_eq(assign(&T), KV_OK);
+
+	/* A new item has no old one, even when asked for. */
+	rpc_response r = put(&v1, RPC_RETURN_ALL_OLD);
+	cr_assert_eq(r.code, KV_OK);
+	cr_assert(!r.found);
+	cr_assert_null(r.item);
+
+	r = put(&v2, RPC_RETURN_ALL_OLD);
+	cr_assert_eq(r.code, KV_OK);
+	cr_assert(r.found);
+	cr_assert_eq(r.item_len, v1.enc_len);
+	cr_assert_arr_eq(r.item, v1.enc, v1.enc_len);
+
+	/* Without ALL_OLD nothing comes back. */
+	r = put(&v3, RPC_RETURN_NONE);
+	cr_assert_eq(r.code, KV_OK);
+	cr_assert(!r.found);
+	cr_assert_null(r.item);
+
+	r = del(&v1, RPC_RETURN_ALL_OLD);
+	cr_assert_eq(r.code, KV_OK);
+	cr_assert(r.found);
+	cr_assert_eq(r.item_len, v3.enc_len);
+	cr_assert_arr_eq(r.item, v3.enc, v3.enc_len);
+
+	/* Deleting again: nothing there, nothing returned. */
+	r = del(&v1, RPC_RETURN_ALL_OLD);
+	cr_assert_eq(r.code, KV_OK);
+	cr_assert(!r.found);
+	cr_assert_null(r.item);
+
+	cr_assert_eq(put(&v1, RPC_RETURN_NONE).code, KV_OK);
+	r = del(&v1, RPC_RETURN_NONE);
+	cr_assert_eq(r.code, KV_OK);
+	cr_assert(!r.found);
+	cr_assert_null(r.item);
+	itm_fini(&v1);
+	itm_fini(&v2);
+	itm_fini(&v3);
+}
+
+struct stale_case {
+	int64_t epoch_delta; /* added to the right epoch */
+	int part_delta;      /* added to the right partition id */
+	uint32_t table_id;   /* 0: the right one */
+	char why[48];        /* not a pointer: parameters cross an exec */
+};
+
+ParameterizedTestParameters(verbs, stale_route_writes_nothing)
+{
+	static struct stale_case cases[] = {
+		{ -1, 0, 0, "older epoch" },
+		{ 1, 0, 0, "newer epoch" },
+		{ 0, 1, 0, "partition that does not hold the hash" },
+		{ 0, 0, 2, "table not assigned here" },
+	};
+	return cr_make_param_array(struct stale_case, cases,
+	    sizeof(cases) / sizeof(cases[0]));
+}
+
+ParameterizedTest(struct stale_case *c, verbs, stale_route_writes_nothing)
+{
+	itm a, b;
+
+	make_itm(&a, &T, "alpha", "one");
+	make_itm(&b, &T, "alpha", "two");
+	cr_assert_eq(assign(&T), KV_OK);
+	cr_assert_eq(put(&a, RPC_RETURN_NONE).code, KV_OK);
+	totals before = stats(T.id);
+
+	for (int op = 0; op < 3; op++) {
+		static const rpc_op ops[] = { RPC_PUT, RPC_GET, RPC_DELETE };
+		rpc_request req = item_req(ops[op], &b,
+		    (uint64_t) ((int64_t) epoch_of(&b) + c->epoch_delta),
+		    RPC_RETURN_ALL_OLD);
+		req.part = (b.part + (uint32_t) c->part_delta) % NPARTS;
+		if (c->table_id != 0)
+			req.table_id = c->table_id;
+		rpc_response r = call(&req);
+		cr_assert_eq(r.code, KV_STALE_ROUTE, "%s, op %d: %s", c->why,
+		    ops[op], kv_err_name(r.code));
+		cr_assert(!r.found, "%s", c->why);
+		cr_assert_null(r.item, "%s", c->why);
+	}
+	/* The first item is untouched and the counters did not move. */
+	expect_item(&a, &a);
+	totals after = stats(T.id);
+	cr_assert_eq(after.items, before.items);
+	cr_assert_eq(after.bytes, before.bytes);
+	cr_assert_eq(stored_keys(T.id), 1);
+	expect_records_match_map();
+	itm_fini(&a);
+	itm_fini(&b);
+}
+
+Test(verbs, verbs_before_assign_are_stale)
+{
+	itm a;
+
+	make_itm(&a, &T, "alpha", "one");
+	cr_assert_eq(put(&a, RPC_RETURN_NONE).code, KV_STALE_ROUTE);
+	cr_assert_eq(get(&a).code, KV_STALE_ROUTE);
+	cr_assert_eq(del(&a, RPC_RETURN_NONE).code, KV_STALE_ROUTE);
+	cr_assert_eq(stored_keys(T.id), 0);
+	itm_fini(&a);
+}
+
+/*
+ * The node must not let a request for one table write into another
+ * table's key range: the storage key's table prefix has to be req's
+ * table. (Otherwise table 1's counters count an item that DROP_TABLE 1
+ * will not delete.)
+ */
+Test(verbs, key_of_another_table_is_refused)
+{
+	itm a;
+
+	make_itm(&a, &T2, "alpha", "one"); /* key of table 2 */
+	cr_assert_eq(assign(&T), KV_OK);
+	cr_assert_eq(assign(&T2), KV_OK);
+	rpc_request req = item_req(RPC_PUT, &a, 1, RPC_RETURN_NONE);
+	req.table_id = T.id; /* same hash, so T's partition accepts it */
+	rpc_response r = call(&req);
+	cr_expect(r.code == KV_PROTO || r.code == KV_STALE_ROUTE,
+	    "PUT of a table-2 key under table 1 gave %s", kv_err_name(r.code));
+	cr_expect_eq(stats(T.id).items, 0, "table 1 counts an item");
+	/* DROP_TABLE 1 must leave nothing counted in table 2's range. */
+	cr_assert_eq(drop(T.id), KV_OK);
+	cr_expect_eq(stored_keys(T2.id), stats(T2.id).items,
+	    "table 2 holds %zu keys but counts %" PRIu64 " items",
+	    stored_keys(T2.id), stats(T2.id).items);
+	itm_fini(&a);
+}
+
+/*
+ * The same gap, aimed at the node's own metadata: a 13-byte key with table
+ * prefix 0 that is exactly partition (1, 0)'s metadata record. Its "hash"
+ * (bytes 4..12: 'P', table 1, first three bytes of part 0) falls in
+ * partition 1 of table 1, so the route check passes; the write replaces a
+ * 40-byte record with an item record and the next start fails to load.
+ */
+Test(verbs, key_in_the_metadata_space_is_refused)
+{
+	itm a;
+	uint8_t mkey[PART_META_KEY_LEN];
+
+	make_itm(&a, &T, "alpha", "one");
+	cr_assert_eq(assign(&T), KV_OK);
+	part_meta_key(T.id, 0, mkey);
+	const partition *p = table_partition_for(&T, keyenc_key_hash(mkey));
+	cr_assert_not_null(p);
+	rpc_request req = {
+		.op = RPC_PUT, .table_id = T.id, .part = p->id,
+		.epoch = p->epoch, .key = mkey, .key_len = sizeof(mkey),
+		.item = a.enc, .item_len = a.enc_len,
+	};
+	rpc_response r = call(&req);
+	cr_expect(r.code == KV_PROTO || r.code == KV_STALE_ROUTE,
+	    "PUT onto partition (1, 0)'s metadata key gave %s",
+	    kv_err_name(r.code));
+	part_map fresh;
+	part_map_init(&fresh);
+	kv_err rv = part_map_load(&fresh, N->st);
+	part_map_fini(&fresh);
+	cr_assert_eq(rv, KV_OK, "the node could not restart: %s",
+	    kv_err_name(rv));
+	itm_fini(&a);
+}
+
+/* ---- bad payloads ---- */
+
+/* Arrays, not pointers: criterion's parameters cross an exec. */
+struct bad_item {
+	bool absent; /* item NULL */
+	uint8_t bytes[8];
+	size_t len;
+	char why[40];
+};
+
+ParameterizedTestParameters(verbs, bad_item_payload_is_proto)
+{
+	static struct bad_item cases[] = {
+		{ true, { 0 }, 0, "no item" },
+		{ false, { 0 }, 0, "empty item" },
+		{ false, { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff }, 6, "garbage" },
+		{ false, { 0x07 }, 1, "truncated map" },
+		{ false, { 0x07, 0x01, 0x01, 'a' }, 4, "map cut in an attribute" },
+		{ false, { 0x01, 0x03, 'a', 'b', 'c' }, 5, "an S, not a map" },
+		{ false, { 0x0a, 0x01 }, 2, "a BOOL, not a map" },
+		{ false, { 0x07, 0x00, 0x00 }, 3, "empty map, trailing byte" },
+	};
+	return cr_make_param_array(struct bad_item, cases,
+	    sizeof(cases) / sizeof(cases[0]));
+}
+
+ParameterizedTest(struct bad_item *c, verbs, bad_item_payload_is_proto)
+{
+	itm a;
+
+	make_itm(&a, &T, "alpha", "one");
+	cr_assert_eq(assign(&T), KV_OK);
+	rpc_request req = item_req(RPC_PUT, &a, epoch_of(&a),
+	    RPC_RETURN_ALL_OLD);
+	req.item = c->absent ? NULL : c->bytes;
+	req.item_len = c->len;
+	cr_assert_eq(call(&req).code, KV_PROTO, "%s", c->why);
+	cr_assert_eq(stored_keys(T.id), 0, "%s", c->why);
+	totals s = stats(T.id);
+	cr_assert_eq(s.items, 0, "%s", c->why);
+	cr_assert_eq(s.bytes, 0, "%s", c->why);
+	expect_records_match_map();
+	itm_fini(&a);
+}
+
+Test(verbs, bad_payload_leaves_the_old_item)
+{
+	itm a;
+	static const uint8_t junk[] = { 0xde, 0xad, 0xbe, 0xef };
+
+	make_itm(&a, &T, "alpha", "one");
+	cr_assert_eq(assign(&T), KV_OK);
+	cr_assert_eq(put(&a, RPC_RETURN_NONE).code, KV_OK);
+	rpc_request req = item_req(RPC_PUT, &a, epoch_of(&a),
+	    RPC_RETURN_ALL_OLD);
+	req.item = junk;
+	req.item_len = sizeof(junk);
+	rpc_response r = call(&req);
+	cr_assert_eq(r.code, KV_PROTO);
+	cr_assert(!r.found);
+	expect_item(&a, &a);
+	cr_assert_eq(stats(T.id).bytes, a.size);
+	itm_fini(&a);
+}
+
+Test(verbs, short_key_is_proto)
+{
+	itm a;
+
+	make_itm(&a, &T, "alpha", "one");
+	cr_assert_eq(assign(&T), KV_OK);
+	static const rpc_op ops[] = { RPC_PUT, RPC_GET, RPC_DELETE };
+	for (int op = 0; op < 3; op++) {
+		for (size_t len = 0; len < KEYENC_PREFIX; len++) {
+			rpc_request req = item_req(ops[op], &a, epoch_of(&a),
+			    RPC_RETURN_NONE);
+			req.key_len = len;
+			if (len == 0)
+				req.key = NULL;
+			cr_assert_eq(call(&req).code, KV_PROTO,
+			    "op %d, key of %zu bytes", ops[op], len);
+		}
+	}
+	cr_assert_eq(stored_keys(T.id), 0);
+	cr_assert_eq(stats(T.id).items, 0);
+	itm_fini(&a);
+}
+
+/* ---- DROP_TABLE ---- */
+
+Test(verbs, drop_table_removes_items_and_partitions)
+{
+	enum { NI = 12 };
+	itm a[NI], b[NI];
+
+	cr_assert_eq(assign(&T), KV_OK);
+	cr_assert_eq(assign(&T2), KV_OK);
+	for (int i = 0; i < NI; i++) {
+		char pk[16];
+		snprintf(pk, sizeof(pk), "k%d", i);
+		make_itm(&a[i], &T, pk, "in t1");
+		make_itm(&b[i], &T2, pk, "in t2");
+		cr_assert_eq(put(&a[i], RPC_RETURN_NONE).code, KV_OK);
+		cr_assert_eq(put(&b[i], RPC_RETURN_NONE).code, KV_OK);
+	}
+	totals t2_before = stats(T2.id);
+	cr_assert_eq(stored_keys(T.id), NI);
+
+	cr_assert_eq(drop(T.id), KV_OK);
+	cr_assert_eq(stats(T.id).n_parts, 0);
+	cr_assert_eq(stored_keys(T.id), 0);
+	cr_assert_eq(N->parts.n, NPARTS);
+	for (int i = 0; i < NI; i++)
+		cr_assert_eq(get(&a[i]).code, KV_STALE_ROUTE);
+	/* Its metadata records are gone too. */
+	expect_records_match_map();
+
+	/* The other table is untouched. */
+	totals t2_after = stats(T2.id);
+	cr_assert_eq(t2_after.n_parts, NPARTS);
+	cr_assert_eq(t2_after.items, t2_before.items);
+	cr_assert_eq(t2_after.bytes, t2_before.bytes);
+	cr_assert_eq(stored_keys(T2.id), NI);
+	for (int i = 0; i < NI; i++)
+		expect_item(&b[i], &b[i]);
+
+	/* Dropping again, or a table never seen, changes nothing. */
+	cr_assert_eq(drop(T.id), KV_OK);
+	cr_assert_eq(drop(1234), KV_OK);
+	cr_assert_eq(stats(0).n_parts, NPARTS);
+
+	/* Re-assigning the table gives empty partitions. */
+	cr_assert_eq(assign(&T), KV_OK);
+	totals t1 = stats(T.id);
+	cr_assert_eq(t1.n_parts, NPARTS);
+	cr_assert_eq(t1.items, 0);
+	cr_assert_eq(t1.bytes, 0);
+	expect_no_item(&a[0]);
+	for (int i = 0; i < NI; i++) {
+		itm_fini(&a[i]);
+		itm_fini(&b[i]);
+	}
+}
+
+Test(verbs, drop_table_spares_the_catalog_record_and_neighbours)
+{
+	itm a;
+	table t3;
+	store_batch b;
+	static const uint8_t cat_key[5] = { 0, 0, 0, 0, 'C' };
+
+	make_table(&t3, "t3", 3);
+	make_itm(&a, &t3, "x", "y");
+	store_batch_init(&b);
+	cr_assert_eq(store_batch_add(&b, STORE_PUT, cat_key, 5,
+	    (const uint8_t *) "cat", 3), KV_OK);
+	cr_assert_eq(store_write(N->st, &b), KV_OK);
+	store_batch_fini(&b);
+	cr_assert_eq(assign(&T), KV_OK);
+	cr_assert_eq(assign(&T2), KV_OK);
+	cr_assert_eq(assign(&t3), KV_OK);
+	cr_assert_eq(put(&a, RPC_RETURN_NONE).code, KV_OK);
+	cr_assert_eq(drop(T2.id), KV_OK); /* between tables 1 and 3 */
+	cr_assert_eq(stats(T.id).n_parts, NPARTS);
+	cr_assert_eq(stats(t3.id).n_parts, NPARTS);
+	cr_assert_eq(stats(t3.id).items, 1);
+	expect_item(&a, &a);
+	uint8_t *v = NULL;
+	size_t vl = 0;
+	bool found = false;
+	cr_assert_eq(store_get(N->st, cat_key, 5, &v, &vl, &found), KV_OK);
+	cr_assert(found, "DROP_TABLE deleted the catalog record");
+	free(v);
+	expect_records_match_map();
+	itm_fini(&a);
+	table_fini(&t3);
+}
+
+Test(verbs, drop_table_of_reserved_ids_is_proto)
+{
+	cr_assert_eq(assign(&T), KV_OK);
+	cr_assert_eq(drop(0), KV_PROTO);
+	cr_assert_eq(drop(UINT32_MAX), KV_PROTO);
+	cr_assert_eq(stats(0).n_parts, NPARTS);
+	expect_records_match_map();
+}
+
+/* ---- concurrency ---- */
+
+enum { NTHREADS = 8, PER_THREAD = 500 };
+
+typedef struct burst {
+	itm *items;
+	int first, n;
+	int failures;
+} burst;
+
+static void *
+burst_run(void *arg)
+{
+	burst *b = arg;
+	arena a;
+
+	arena_init(&a);
+	for (int i = b->first; i < b->first + b->n; i++) {
+		rpc_request req = item_req(RPC_PUT, &b->items[i],
+		    epoch_of(&b->items[i]), RPC_RETURN_NONE);
+		rpc_response r;
+		memset(&r, 0, sizeof(r));
+		node_dispatch(N, &req, &a, &r);
+		if (r.code != KV_OK)
+			b->failures++;
+	}
+	arena_fini(&a);
+	return NULL;
+}
+
+Test(verbs, concurrent_puts_to_one_partition_are_all_counted,
+    .timeout = 120)
+{
+	int total = NTHREADS * PER_THREAD;
+	itm *items = calloc((size_t) total, sizeof(itm));
+	burst b[NTHREADS];
+	pthread_t th[NTHREADS];
+	uint64_t bytes = 0;
+
+	cr_assert_eq(assign(&T), KV_OK);
+	/* Distinct keys that all hash into partition 0. */
+	for (int i = 0, n = 0; n < total; i++) {
+		char pk[24];
+		snprintf(pk, sizeof(pk), "c-%d", i);
+		make_itm(&items[n], &T, pk, i % 2 ? "odd" : NULL);
+		if (items[n].part != 0) {
+			itm_fini(&items[n]);
+			continue;
+		}
+		bytes += items[n].size;
+		n++;
+	}
+	for (int t = 0; t < NTHREADS; t++) {
+		b[t] = (burst) { .items = items, .first = t * PER_THREAD,
+			.n = PER_THREAD };
+		cr_assert_eq(pthread_create(&th[t], NULL, burst_run, &b[t]),
+		    0);
+	}
+	for (int t = 0; t < NTHREADS; t++)
+		pthread_join(th[t], NULL);
+	for (int t = 0; t < NTHREADS; t++)
+		cr_assert_eq(b[t].failures, 0, "thread %d", t);
+	totals s = stats(T.id);
+	cr_assert_eq(stats_of(&s, T.id, 0)->items, (uint64_t) total);
+	cr_assert_eq(stats_of(&s, T.id, 0)->bytes, bytes);
+	cr_assert_eq(s.items, (uint64_t) total);
+	cr_assert_eq(stored_keys(T.id), (size_t) total);
+	expect_records_match_map();
+	for (int i = 0; i < total; i++)
+		itm_fini(&items[i]);
+	free(items);
+}
+
+/* ---- the catalog worker on a one-node cluster ---- */
+
+static const table *
+find_table(const catalog *c, const char *name)
+{
+	return catalog_find(c, name, strlen(name));
+}
+
+/*
+ * wait_status polls CATALOG_GET until table `name` has status want (0:
+ * until it is gone), for up to 10 s. Returns whether it got there.
+ */
+static bool
+wait_status(const char *name, table_status want)
+{
+	for (int i = 0; i < 1000; i++) {
+		rpc_request req = { .op = RPC_CATALOG_GET };
+		rpc_response r = call(&req);
+		cr_assert_eq(r.code, KV_OK);
+		cr_assert_not_null(r.cat);
+		const table *t = find_table(r.cat, name);
+		bool done = want == 0 ? t == NULL :
+		    t != NULL && t->status == want;
+		wire_response_fini(&r);
+		if (done)
+			return true;
+		usleep(10 * 1000);
+	}
+	return false;
+}
+
+static rpc_response
+create(const table *t)
+{
+	rpc_request req = { .op = RPC_CREATE_TABLE, .table = t };
+	return call(&req);
+}
+
+Test(verbs, catalog_create_assigns_and_delete_drops, .timeout = 60)
+{
+	itm a;
+
+	cr_assert_eq(catalog_node_open(N), KV_OK);
+	rpc_response r = create(&T);
+	cr_assert_eq(r.code, KV_OK, "%s", kv_err_name(r.code));
+	cr_assert_not_null(r.table);
+	cr_assert_str_eq(r.table->name, "t1");
+	cr_assert_eq(r.table->status, TABLE_CREATING);
+	cr_assert_eq(r.table->n_parts, NPARTS);
+	cr_assert_eq(strlen(r.table->uuid), 36);
+	uint32_t id = r.table->id;
+	cr_assert_neq(id, 0);
+	/* Items are addressed with the catalog's id and layout. */
+	table_fini(&T);
+	T = *r.table;
+	free(r.table);
+	r.table = NULL;
+	wire_response_fini(&r);
+
+	cr_assert(wait_status("t1", TABLE_ACTIVE), "table never got ACTIVE");
+	totals s = stats(id);
+	cr_assert_eq(s.n_parts, NPARTS);
+	make_itm(&a, &T, "alpha", "one");
+	cr_assert_eq(put(&a, RPC_RETURN_NONE).code, KV_OK);
+	expect_item(&a, &a);
+
+	/* The name is taken now. */
+	r = create(&T);
+	cr_assert_eq(r.code, KV_TABLE_EXISTS);
+	cr_assert_null(r.table);
+
+	rpc_request dreq = { .op = RPC_DELETE_TABLE, .table_name = "t1" };
+	r = call(&dreq);
+	cr_assert_eq(r.code, KV_OK, "%s", kv_err_name(r.code));
+	cr_assert_not_null(r.table);
+	cr_assert_eq(r.table->status, TABLE_DELETING);
+	wire_response_fini(&r);
+	cr_assert(wait_status("t1", 0), "table never went away");
+	cr_assert_eq(stats(id).n_parts, 0);
+	cr_assert_eq(stored_keys(id), 0);
+	expect_records_match_map();
+
+	r = call(&dreq);
+	cr_assert_eq(r.code, KV_NO_TABLE);
+	cr_assert_null(r.table);
+	itm_fini(&a);
+}
+
+Test(verbs, catalog_bump_epoch_reaches_the_owner, .timeout = 60)
+{
+	cr_assert_eq(catalog_node_open(N), KV_OK);
+	rpc_response r = create(&T);
+	cr_assert_eq(r.code, KV_OK);
+	uint32_t id = r.table->id;
+	wire_response_fini(&r);
+	cr_assert(wait_status("t1", TABLE_ACTIVE));
+
+	rpc_request req = { .op = RPC_BUMP_EPOCH, .table_name = "t1",
+		.part = 2 };
+	r = call(&req);
+	cr_assert_eq(r.code, KV_OK, "%s", kv_err_name(r.code));
+	cr_assert_not_null(r.table);
+	cr_assert_eq(r.table->parts[2].epoch, 2);
+	cr_assert_eq(r.table->parts[1].epoch, 1);
+	wire_response_fini(&r);
+
+	bool seen = false;
+	for (int i = 0; i < 1000 && !seen; i++) {
+		totals s = stats(id);
+		const part_stats *p = stats_of(&s, id, 2);
+		seen = p != NULL && p->epoch == 2;
+		if (!seen)
+			usleep(10 * 1000);
+	}
+	cr_assert(seen, "the owner never heard of epoch 2");
+
+	req.part = 99;
+	r = call(&req);
+	cr_assert_eq(r.code, KV_EINVAL);
+	cr_assert_null(r.table);
+	req.table_name = "nope";
+	req.part = 0;
+	r = call(&req);
+	cr_assert_eq(r.code, KV_NO_TABLE);
+	cr_assert_null(r.table);
+}
+
+Test(verbs, catalog_survives_reopen, .timeout = 60)
+{
+	cr_assert_eq(catalog_node_open(N), KV_OK);
+	rpc_response r = create(&T);
+	cr_assert_eq(r.code, KV_OK);
+	wire_response_fini(&r);
+	r = create(&T2);
+	cr_assert_eq(r.code, KV_OK);
+	wire_response_fini(&r);
+	cr_assert(wait_status("t1", TABLE_ACTIVE));
+	cr_assert(wait_status("t2", TABLE_ACTIVE));
+	catalog_node_close(N);
+	cr_assert_null(N->cat);
+
+	cr_assert_eq(catalog_node_open(N), KV_OK);
+	rpc_request req = { .op = RPC_CATALOG_GET };
+	r = call(&req);
+	cr_assert_eq(r.code, KV_OK);
+	cr_assert_eq(r.cat->n_tables, 2);
+	const table *t1 = find_table(r.cat, "t1");
+	const table *t2 = find_table(r.cat, "t2");
+	cr_assert_not_null(t1);
+	cr_assert_not_null(t2);
+	cr_assert_eq(t1->status, TABLE_ACTIVE);
+	cr_assert_neq(t1->id, t2->id);
+	cr_assert_gt(r.cat->next_table_id, t1->id);
+	cr_assert_gt(r.cat->next_table_id, t2->id);
+	wire_response_fini(&r);
+}

@@ -45,6 +45,24 @@ table_partition_for(const table *t, uint64_t h)
 	return NULL;
 }
 
+bool
+table_parts_valid(const table *t)
+{
+	if (t->n_parts == 0 || t->parts[0].lo != 0 ||
+	    t->parts[t->n_parts - 1].last != UINT64_MAX)
+		return false;
+	for (size_t i = 0; i < t->n_parts; i++) {
+		if (t->parts[i].lo > t->parts[i].last)
+			return false;
+		if (i > 0 && t->parts[i].lo != t->parts[i - 1].last + 1)
+			return false;
+		for (size_t k = 0; k < i; k++)
+			if (t->parts[k].id == t->parts[i].id)
+				return false;
+	}
+	return true;
+}
+
 void
 table_fini(table *t)
 {

@@ -79,6 +79,12 @@ const table *catalog_find(const catalog *c, const char *name, size_t n);
  */
 const partition *table_partition_for(const table *t, uint64_t h);
 
+/*
+ * table_parts_valid reports whether t's partitions cover the hash space in
+ * order, without gaps or overlaps, with distinct ids.
+ */
+bool table_parts_valid(const table *t);
+
 /* table_fini frees what a table owns; safe on a zeroed table. */
 void table_fini(table *t);
 

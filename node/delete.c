@@ -20,14 +20,10 @@ delete_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 	store_batch b;
 	uint8_t mkey[PART_META_KEY_LEN], mval[PART_META_VAL_LEN];
 
-	if (req->key_len < KEYENC_PREFIX) {
-		resp->code = KV_PROTO;
-		return;
-	}
 	store_batch_init(&b);
 	pthread_rwlock_rdlock(&n->parts.lock);
-	resp->code = part_map_check_locked(&n->parts, req->table_id,
-	    req->part, req->epoch, keyenc_key_hash(req->key), &p);
+	resp->code = part_map_check_key_locked(&n->parts, req->table_id,
+	    req->part, req->epoch, req->key, req->key_len, &p);
 	if (resp->code != KV_OK)
 		goto unlock_map;
 	pthread_mutex_lock(&p->mu);

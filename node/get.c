@@ -20,13 +20,9 @@ get_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 	size_t len = 0;
 	bool found = false;
 
-	if (req->key_len < KEYENC_PREFIX) {
-		resp->code = KV_PROTO;
-		return;
-	}
 	pthread_rwlock_rdlock(&n->parts.lock);
-	resp->code = part_map_check_locked(&n->parts, req->table_id,
-	    req->part, req->epoch, keyenc_key_hash(req->key), &p);
+	resp->code = part_map_check_key_locked(&n->parts, req->table_id,
+	    req->part, req->epoch, req->key, req->key_len, &p);
 	if (resp->code == KV_OK)
 		resp->code = store_get(n->st, req->key, req->key_len, &rec,
 		    &len, &found);

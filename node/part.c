@@ -4,6 +4,8 @@
  */
 #include "part.h"
 
+#include "keyenc.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,6 +100,17 @@ part_map_check_locked(part_map *m, uint32_t table_id, uint32_t id,
 		return KV_STALE_ROUTE;
 	*out = p;
 	return KV_OK;
+}
+
+kv_err
+part_map_check_key_locked(part_map *m, uint32_t table_id, uint32_t id,
+    uint64_t epoch, const uint8_t *key, size_t key_len, part **out)
+{
+	if (key_len < KEYENC_PREFIX || table_id == 0 ||
+	    keyenc_key_table(key) != table_id)
+		return KV_PROTO;
+	return part_map_check_locked(m, table_id, id, epoch,
+	    keyenc_key_hash(key), out);
 }
 
 kv_err

@@ -69,6 +69,16 @@ kv_err part_map_check_locked(part_map *m, uint32_t table_id, uint32_t id,
     uint64_t epoch, uint64_t h, part **out);
 
 /*
+ * part_map_check_key_locked is part_map_check_locked for a storage key: it
+ * also refuses (KV_PROTO) a key shorter than a key prefix or whose table id
+ * is not table_id, so no request can touch another table's keys or the
+ * node's metadata (table id 0).
+ */
+kv_err part_map_check_key_locked(part_map *m, uint32_t table_id,
+    uint32_t id, uint64_t epoch, const uint8_t *key, size_t key_len,
+    part **out);
+
+/*
  * part_map_add_locked inserts a new partition with zero counters and
  * returns it in *out. Needs m->lock exclusive. KV_OK or KV_ENOMEM.
  */

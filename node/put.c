@@ -26,8 +26,7 @@ put_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 	uint8_t mkey[PART_META_KEY_LEN], mval[PART_META_VAL_LEN];
 
 	store_batch_init(&b);
-	if (req->key_len < KEYENC_PREFIX ||
-	    codec_decode(a, req->item, req->item_len, &item) != KV_OK ||
+	if (codec_decode(a, req->item, req->item_len, &item) != KV_OK ||
 	    item.type != VAL_M) {
 		resp->code = KV_PROTO;
 		return;
@@ -43,8 +42,8 @@ put_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 	memcpy(rec + RECORD_HEADER, req->item, req->item_len);
 
 	pthread_rwlock_rdlock(&n->parts.lock);
-	resp->code = part_map_check_locked(&n->parts, req->table_id,
-	    req->part, req->epoch, keyenc_key_hash(req->key), &p);
+	resp->code = part_map_check_key_locked(&n->parts, req->table_id,
+	    req->part, req->epoch, req->key, req->key_len, &p);
 	if (resp->code != KV_OK)
 		goto unlock_map;
 	pthread_mutex_lock(&p->mu);

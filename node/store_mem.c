@@ -80,7 +80,8 @@ erase_locked(mem *m, size_t i, size_t j)
 		free(m->e[x].k);
 		free(m->e[x].v);
 	}
-	memmove(&m->e[i], &m->e[j], (m->n - j) * sizeof(entry));
+	if (m->n > j)
+		memmove(&m->e[i], &m->e[j], (m->n - j) * sizeof(entry));
 	m->n -= j - i;
 }
 

@@ -135,6 +135,13 @@ table_from_pb(const Kv__Table *pb, table *t)
 			t->n_attr_defs = i + 1;
 		}
 	}
+	if (pb->billing < BILLING_PROVISIONED ||
+	    pb->billing > BILLING_PAY_PER_REQUEST ||
+	    (pb->status != 0 && (pb->status < TABLE_CREATING ||
+	    pb->status > TABLE_DELETING))) {
+		rv = KV_PROTO;
+		goto fail;
+	}
 	t->billing = (billing_mode) pb->billing;
 	t->rcu = pb->rcu;
 	t->wcu = pb->wcu;
@@ -155,6 +162,10 @@ table_from_pb(const Kv__Table *pb, table *t)
 			t->parts[i].epoch = p->epoch;
 		}
 		t->n_parts = pb->n_parts;
+		if (!table_parts_valid(t)) {
+			rv = KV_PROTO;
+			goto fail;
+		}
 	}
 	return KV_OK;
 fail:

@@ -309,15 +309,17 @@ class Cluster:
     # ---- clients and tools ----
 
     def client(self, attempts=1, read_timeout=15):
-        """A boto3 DynamoDB client on the router. attempts=1 disables
-        retries, so a 5xx reaches the test."""
+        """A boto3 DynamoDB client on the router. attempts counts the
+        first try too (botocore's total_max_attempts; its max_attempts
+        would count retries only): 1 disables retries, so every 5xx and
+        every slow answer reaches the test as it happened."""
         import boto3
         from botocore.config import Config
         return boto3.client(
             "dynamodb", endpoint_url=self.endpoint, region_name="us-east-1",
             aws_access_key_id="AKIDTEST", aws_secret_access_key="secret",
             config=Config(retries={"mode": "standard",
-                                   "max_attempts": attempts},
+                                   "total_max_attempts": attempts},
                           connect_timeout=5, read_timeout=read_timeout))
 
     def admin(self, *args, check=True):

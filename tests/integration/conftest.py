@@ -35,8 +35,8 @@ def cluster(request):
         c.stop()
         failed = request.module._kv_failed
         if failed and not c.external:
-            sys.stderr.write("\nkv cluster of %s kept in %s\n%s\n" % (
-                request.module.__name__, c.dir, c.log_tails()))
+            sys.stderr.write("\nkv cluster of %s kept in %s (logs, data)\n"
+                             % (request.module.__name__, c.dir))
         c.cleanup(keep=failed)
 
 
@@ -55,7 +55,8 @@ def raw_ddb(cluster):
     return boto3.client(
         "dynamodb", endpoint_url=cluster.endpoint, region_name="us-east-1",
         aws_access_key_id="AKIDTEST", aws_secret_access_key="secret",
-        config=Config(retries={"mode": "standard", "max_attempts": 1},
+        config=Config(retries={"mode": "standard",
+                               "total_max_attempts": 1},
                       connect_timeout=5, read_timeout=15,
                       parameter_validation=False))
 

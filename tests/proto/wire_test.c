@@ -1,0 +1,760 @@
+/*
+ * wire_test.c — the router<->node contract (proto/wire.c): requests,
+ * responses, catalogs and tables survive pack -> unpack with every field;
+ * hostile bytes (seeded random buffers, every truncation and byte flips of
+ * valid messages, hand-made protobuf errors) give KV_PROTO (messages) or
+ * KV_CORRUPT (stored catalog and table) and never a crash or a leak; a
+ * response code outside kv_err is refused. Run it under ASan too.
+ */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire.h"
+
+static arena A;
+
+static void
+setup(void)
+{
+	arena_init(&A);
+}
+
+static void
+teardown(void)
+{
+	arena_fini(&A);
+}
+
+TestSuite(wire, .init = setup, .fini = teardown);
+
+/* xorshift64*: a PRNG of our own so that seeds mean the same everywhere. */
+static uint64_t rng_state;
+
+static uint64_t
+rng(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545F4914F6CDD1DULL;
+}
+
+/* ---- sample values ---- */
+
+static key_def
+kd(const char *name, val_type t)
+{
+	return (key_def) { .name = strdup(name), .type = t };
+}
+
+/*
+ * full_table fills t with every field set (owned: table_fini). With
+ * `range` false it has no sort key and no attribute definitions beyond
+ * the hash key.
+ */
+static void
+full_table(table *t, const char *name, uint32_t id, bool range)
+{
+	memset(t, 0, sizeof(*t));
+	t->name = strdup(name);
+	t->id = id;
+	t->uuid = strdup("0f8fad5b-d9cb-469f-a165-70867728950e");
+	t->hash = kd("pk", VAL_S);
+	if (range) {
+		t->range = kd("sk", VAL_N);
+		t->n_attr_defs = 3;
+		t->attr_defs = calloc(3, sizeof(key_def));
+		t->attr_defs[0] = kd("pk", VAL_S);
+		t->attr_defs[1] = kd("sk", VAL_N);
+		t->attr_defs[2] = kd("bin\xc3\xa9", VAL_B);
+		t->billing = BILLING_PROVISIONED;
+		t->rcu = 5;
+		t->wcu = UINT64_MAX;
+	} else {
+		t->n_attr_defs = 1;
+		t->attr_defs = calloc(1, sizeof(key_def));
+		t->attr_defs[0] = kd("pk", VAL_S);
+		t->billing = BILLING_PAY_PER_REQUEST;
+	}
+	t->status = range ? TABLE_ACTIVE : TABLE_DELETING;
+	t->created_ms = 1700000000123LL;
+	cr_assert_eq(table_split_even(t, 5, 2, 3), KV_OK);
+	t->parts[3].epoch = 1ULL << 40;
+}
+
+static void
+expect_key_def_eq(const key_def *a, const key_def *b, const char *what)
+{
+	if (b->name == NULL) {
+		cr_assert_null(a->name, "%s", what);
+		return;
+	}
+	cr_assert_not_null(a->name, "%s", what);
+	cr_assert_str_eq(a->name, b->name, "%s", what);
+	cr_assert_eq(a->type, b->type, "%s", what);
+}
+
+static void
+expect_table_eq(const table *a, const table *b)
+{
+	cr_assert_str_eq(a->name, b->name);
+	cr_assert_eq(a->id, b->id);
+	cr_assert_str_eq(a->uuid, b->uuid);
+	expect_key_def_eq(&a->hash, &b->hash, "hash");
+	expect_key_def_eq(&a->range, &b->range, "range");
+	cr_assert_eq(a->n_attr_defs, b->n_attr_defs);
+	for (size_t i = 0; i < a->n_attr_defs; i++)
+		expect_key_def_eq(&a->attr_defs[i], &b->attr_defs[i], "attr");
+	cr_assert_eq(a->billing, b->billing);
+	cr_assert_eq(a->rcu, b->rcu);
+	cr_assert_eq(a->wcu, b->wcu);
+	cr_assert_eq(a->status, b->status);
+	cr_assert_eq(a->created_ms, b->created_ms);
+	cr_assert_eq(a->n_parts, b->n_parts);
+	for (size_t i = 0; i < a->n_parts; i++) {
+		cr_assert_eq(a->parts[i].id, b->parts[i].id, "part %zu", i);
+		cr_assert_eq(a->parts[i].lo, b->parts[i].lo, "part %zu", i);
+		cr_assert_eq(a->parts[i].last, b->parts[i].last, "part %zu",
+		    i);
+		cr_assert_eq(a->parts[i].node, b->parts[i].node, "part %zu",
+		    i);
+		cr_assert_eq(a->parts[i].epoch, b->parts[i].epoch, "part %zu",
+		    i);
+	}
+}
+
+static void
+expect_catalog_eq(const catalog *a, const catalog *b)
+{
+	cr_assert_eq(a->version, b->version);
+	cr_assert_eq(a->next_table_id, b->next_table_id);
+	cr_assert_eq(a->n_tables, b->n_tables);
+	for (size_t i = 0; i < a->n_tables; i++)
+		expect_table_eq(&a->tables[i], &b->tables[i]);
+}
+
+/* A catalog of two tables (owned: catalog_free). */
+static catalog *
+full_catalog(void)
+{
+	catalog *c = calloc(1, sizeof(*c));
+	c->version = 0x123456789aULL;
+	c->next_table_id = 300;
+	c->n_tables = 2;
+	c->tables = calloc(2, sizeof(table));
+	full_table(&c->tables[0], "alpha", 7, true);
+	full_table(&c->tables[1], "beta", 299, false);
+	return c;
+}
+
+static const uint8_t KEY[] = { 0, 0, 0, 7, 0xff, 0, 0x80, 1, 2, 3, 4, 5,
+	1, 'k', 0, 0xff, 0, 1 };
+static const uint8_t ITEM[] = { 7, 1, 2, 'p', 'k', 1, 1, 'x', 0 };
+
+/* A request with every field set; t is borrowed. */
+static rpc_request
+full_request(const table *t)
+{
+	return (rpc_request) {
+		.op = RPC_PUT, .table_id = 7, .part = 3,
+		.epoch = UINT64_MAX - 1, .key = KEY, .key_len = sizeof(KEY),
+		.item = ITEM, .item_len = sizeof(ITEM),
+		.return_values = RPC_RETURN_ALL_OLD, .consistent = true,
+		.table = t, .table_name = "alpha", .min_version = 1ULL << 50,
+		.node = 300, /* two varint bytes: the last field packed */
+	};
+}
+
+static const part_stats STATS[3] = {
+	{ 7, 0, 1, 10, 1000 },
+	{ 7, 1, 2, 0, 0 },
+	{ UINT32_MAX, UINT32_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX },
+};
+
+/* A response with every field set; c and t are borrowed. */
+static rpc_response
+full_response(catalog *c, table *t)
+{
+	return (rpc_response) {
+		.code = KV_COND_FAILED,
+		.message = "The conditional request failed",
+		.found = true, .item = ITEM, .item_len = sizeof(ITEM),
+		.cat = c, .table = t, .stats = (part_stats *) STATS,
+		.n_stats = 3,
+	};
+}
+
+/* ---- round trips ---- */
+
+Test(wire, request_round_trips_every_field)
+{
+	table t;
+	uint8_t *buf;
+	size_t len;
+	rpc_request in, out;
+
+	full_table(&t, "alpha", 7, true);
+	in = full_request(&t);
+	cr_assert_eq(wire_pack_request(&in, &buf, &len), KV_OK);
+	cr_assert_eq(wire_unpack_request(buf, len, &A, &out), KV_OK);
+	free(buf);
+	cr_assert_eq(out.op, in.op);
+	cr_assert_eq(out.table_id, in.table_id);
+	cr_assert_eq(out.part, in.part);
+	cr_assert_eq(out.epoch, in.epoch);
+	cr_assert_eq(out.key_len, sizeof(KEY));
+	cr_assert_arr_eq(out.key, KEY, sizeof(KEY));
+	cr_assert_eq(out.item_len, sizeof(ITEM));
+	cr_assert_arr_eq(out.item, ITEM, sizeof(ITEM));
+	cr_assert_eq(out.return_values, RPC_RETURN_ALL_OLD);
+	cr_assert(out.consistent);
+	cr_assert_str_eq(out.table_name, "alpha");
+	cr_assert_eq(out.min_version, in.min_version);
+	cr_assert_eq(out.node, 300);
+	cr_assert_not_null(out.table);
+	cr_assert_neq(out.table, &t);
+	expect_table_eq(out.table, &t);
+	wire_request_fini(&out);
+	cr_assert_null(out.table);
+	wire_request_fini(&out); /* twice is safe */
+	table_fini(&t);
+}
+
+Test(wire, empty_request_round_trips_as_absent_fields)
+{
+	rpc_request in = { .op = RPC_PING }, out;
+	uint8_t *buf;
+	size_t len;
+
+	cr_assert_eq(wire_pack_request(&in, &buf, &len), KV_OK);
+	cr_assert_eq(wire_unpack_request(buf, len, &A, &out), KV_OK);
+	free(buf);
+	cr_assert_eq(out.op, RPC_PING);
+	cr_assert_null(out.key);
+	cr_assert_eq(out.key_len, 0);
+	cr_assert_null(out.item);
+	cr_assert_eq(out.item_len, 0);
+	cr_assert_null(out.table);
+	cr_assert_null(out.table_name);
+	cr_assert(!out.consistent);
+	cr_assert_eq(out.return_values, RPC_RETURN_NONE);
+	wire_request_fini(&out);
+}
+
+Test(wire, every_verb_round_trips)
+{
+	static const rpc_op ops[] = { RPC_PING, RPC_GET, RPC_PUT, RPC_DELETE,
+		RPC_CATALOG_GET, RPC_CREATE_TABLE, RPC_DELETE_TABLE,
+		RPC_ASSIGN, RPC_DROP_TABLE, RPC_STATS, RPC_BUMP_EPOCH };
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		rpc_request in = { .op = ops[i], .table_id = (uint32_t) i };
+		rpc_request out;
+		uint8_t *buf;
+		size_t len;
+		cr_assert_eq(wire_pack_request(&in, &buf, &len), KV_OK);
+		cr_assert_eq(wire_unpack_request(buf, len, &A, &out), KV_OK);
+		free(buf);
+		cr_assert_eq(out.op, ops[i]);
+		cr_assert_eq(out.table_id, i);
+	}
+}
+
+Test(wire, response_round_trips_every_field)
+{
+	catalog *c = full_catalog();
+	table t;
+	uint8_t *buf;
+	size_t len;
+	rpc_response in, out;
+
+	full_table(&t, "gamma", 12, true);
+	in = full_response(c, &t);
+	cr_assert_eq(wire_pack_response(&in, &buf, &len), KV_OK);
+	cr_assert_eq(wire_unpack_response(buf, len, &A, &out), KV_OK);
+	free(buf);
+	cr_assert_eq(out.code, KV_COND_FAILED);
+	cr_assert_str_eq(out.message, "The conditional request failed");
+	cr_assert(out.found);
+	cr_assert_eq(out.item_len, sizeof(ITEM));
+	cr_assert_arr_eq(out.item, ITEM, sizeof(ITEM));
+	cr_assert_not_null(out.cat);
+	expect_catalog_eq(out.cat, c);
+	cr_assert_not_null(out.table);
+	expect_table_eq(out.table, &t);
+	cr_assert_eq(out.n_stats, 3);
+	for (size_t i = 0; i < 3; i++) {
+		cr_assert_eq(out.stats[i].table_id, STATS[i].table_id);
+		cr_assert_eq(out.stats[i].part, STATS[i].part);
+		cr_assert_eq(out.stats[i].epoch, STATS[i].epoch);
+		cr_assert_eq(out.stats[i].items, STATS[i].items);
+		cr_assert_eq(out.stats[i].bytes, STATS[i].bytes);
+	}
+	wire_response_fini(&out);
+	cr_assert_null(out.cat);
+	cr_assert_null(out.table);
+	wire_response_fini(&out); /* twice is safe */
+	catalog_free(c);
+	table_fini(&t);
+}
+
+Test(wire, empty_response_round_trips_as_absent_fields)
+{
+	rpc_response in = { .code = KV_OK }, out;
+	uint8_t *buf;
+	size_t len;
+
+	cr_assert_eq(wire_pack_response(&in, &buf, &len), KV_OK);
+	cr_assert_eq(len, 0, "an all-default message packs to nothing");
+	cr_assert_eq(wire_unpack_response(buf, len, &A, &out), KV_OK);
+	free(buf);
+	cr_assert_eq(out.code, KV_OK);
+	cr_assert_null(out.message);
+	cr_assert(!out.found);
+	cr_assert_null(out.item);
+	cr_assert_null(out.cat);
+	cr_assert_null(out.table);
+	cr_assert_null(out.stats);
+	cr_assert_eq(out.n_stats, 0);
+}
+
+Test(wire, every_response_code_round_trips)
+{
+	for (int code = KV_OK; code < KV_ERR_COUNT; code++) {
+		rpc_response in = { .code = (kv_err) code }, out;
+		uint8_t *buf;
+		size_t len;
+		cr_assert_eq(wire_pack_response(&in, &buf, &len), KV_OK);
+		cr_assert_eq(wire_unpack_response(buf, len, &A, &out), KV_OK,
+		    "%s", kv_err_name((kv_err) code));
+		free(buf);
+		cr_assert_eq(out.code, code);
+	}
+}
+
+struct bad_code {
+	uint32_t code;
+};
+
+ParameterizedTestParameters(wire, out_of_range_response_code_is_proto)
+{
+	static struct bad_code cases[] = {
+		{ KV_ERR_COUNT }, { KV_ERR_COUNT + 1 }, { 1000 },
+		{ 0x7fffffff }, { 0x80000000u }, { UINT32_MAX },
+	};
+	return cr_make_param_array(struct bad_code, cases,
+	    sizeof(cases) / sizeof(cases[0]));
+}
+
+ParameterizedTest(struct bad_code *c, wire,
+    out_of_range_response_code_is_proto)
+{
+	catalog *cat = full_catalog();
+	table t;
+	rpc_response in, out;
+	uint8_t *buf;
+	size_t len;
+
+	/* With owned parts attached, to see that nothing leaks. */
+	full_table(&t, "gamma", 12, false);
+	in = full_response(cat, &t);
+	in.code = (kv_err) c->code;
+	cr_assert_eq(wire_pack_response(&in, &buf, &len), KV_OK);
+	cr_assert_eq(wire_unpack_response(buf, len, &A, &out), KV_PROTO,
+	    "code %u", c->code);
+	free(buf);
+	cr_assert_null(out.cat);
+	cr_assert_null(out.table);
+	catalog_free(cat);
+	table_fini(&t);
+}
+
+Test(wire, catalog_round_trips)
+{
+	catalog *c = full_catalog(), *out = NULL;
+	uint8_t *buf;
+	size_t len;
+
+	cr_assert_eq(wire_pack_catalog(c, &buf, &len), KV_OK);
+	cr_assert_eq(wire_unpack_catalog(buf, len, &out), KV_OK);
+	free(buf);
+	cr_assert_not_null(out);
+	expect_catalog_eq(out, c);
+	catalog_free(out);
+	catalog_free(c);
+}
+
+Test(wire, empty_catalog_round_trips)
+{
+	catalog c = { .version = 1, .next_table_id = 1 }, *out = NULL;
+	uint8_t *buf;
+	size_t len;
+
+	cr_assert_eq(wire_pack_catalog(&c, &buf, &len), KV_OK);
+	cr_assert_eq(wire_unpack_catalog(buf, len, &out), KV_OK);
+	free(buf);
+	expect_catalog_eq(out, &c);
+	cr_assert_null(out->tables);
+	catalog_free(out);
+}
+
+Test(wire, table_round_trips)
+{
+	table t, out;
+	uint8_t *buf;
+	size_t len;
+
+	for (int range = 0; range < 2; range++) {
+		full_table(&t, range ? "with range" : "hash only", 9, range);
+		cr_assert_eq(wire_pack_table(&t, &buf, &len), KV_OK);
+		cr_assert_eq(wire_unpack_table(buf, len, &out), KV_OK);
+		free(buf);
+		expect_table_eq(&out, &t);
+		if (!range)
+			cr_assert_null(out.range.name);
+		table_fini(&out);
+		table_fini(&t);
+	}
+}
+
+/* ---- invalid key definitions ---- */
+
+struct bad_type {
+	uint32_t type;
+	int where; /* 0: hash, 1: range, 2: an attribute definition */
+};
+
+ParameterizedTestParameters(wire, key_type_outside_s_n_b_is_refused)
+{
+	static struct bad_type cases[] = {
+		{ 0, 0 }, { VAL_SS, 0 }, { VAL_BOOL, 0 }, { 99, 0 },
+		{ UINT32_MAX, 0 }, { 0, 1 }, { VAL_M, 1 }, { 0, 2 },
+		{ VAL_L, 2 },
+	};
+	return cr_make_param_array(struct bad_type, cases,
+	    sizeof(cases) / sizeof(cases[0]));
+}
+
+ParameterizedTest(struct bad_type *c, wire, key_type_outside_s_n_b_is_refused)
+{
+	table t, out;
+	catalog cat = { .version = 1 }, *cout = NULL;
+	uint8_t *buf;
+	size_t len;
+
+	full_table(&t, "bad", 3, true);
+	val_type bad = (val_type) c->type;
+	if (c->where == 0)
+		t.hash.type = bad;
+	else if (c->where == 1)
+		t.range.type = bad;
+	else
+		t.attr_defs[2].type = bad;
+
+	/* Stored forms: KV_CORRUPT. */
+	cr_assert_eq(wire_pack_table(&t, &buf, &len), KV_OK);
+	cr_assert_eq(wire_unpack_table(buf, len, &out), KV_CORRUPT);
+	free(buf);
+	cat.tables = &t;
+	cat.n_tables = 1;
+	cr_assert_eq(wire_pack_catalog(&cat, &buf, &len), KV_OK);
+	cr_assert_eq(wire_unpack_catalog(buf, len, &cout), KV_CORRUPT);
+	cr_assert_null(cout);
+	free(buf);
+
+	/* Messages: KV_PROTO. */
+	rpc_request rq = { .op = RPC_CREATE_TABLE, .table = &t }, rqo;
+	cr_assert_eq(wire_pack_request(&rq, &buf, &len), KV_OK);
+	cr_assert_eq(wire_unpack_request(buf, len, &A, &rqo), KV_PROTO);
+	cr_assert_null(rqo.table);
+	free(buf);
+	rpc_response rs = { .table = &t }, rso;
+	cr_assert_eq(wire_pack_response(&rs, &buf, &len), KV_OK);
+	cr_assert_eq(wire_unpack_response(buf, len, &A, &rso), KV_PROTO);
+	cr_assert_null(rso.table);
+	free(buf);
+	rs = (rpc_response) { .cat = &cat };
+	cr_assert_eq(wire_pack_response(&rs, &buf, &len), KV_OK);
+	cr_assert_eq(wire_unpack_response(buf, len, &A, &rso), KV_PROTO);
+	cr_assert_null(rso.cat);
+	free(buf);
+	table_fini(&t);
+}
+
+/* A Table message without its hash key definition (field 4). */
+Test(wire, table_without_hash_key_is_refused)
+{
+	static const uint8_t only_name[] = { 0x0a, 0x01, 'x', 0x10, 0x05 };
+	table out;
+	catalog *cout = NULL;
+	/* Catalog { tables: only_name } */
+	static const uint8_t in_catalog[] = { 0x12, 0x05, 0x0a, 0x01, 'x',
+		0x10, 0x05 };
+	/* Request { table: only_name } */
+	static const uint8_t in_request[] = { 0x4a, 0x05, 0x0a, 0x01, 'x',
+		0x10, 0x05 };
+	rpc_request r;
+
+	cr_assert_eq(wire_unpack_table(only_name, sizeof(only_name), &out),
+	    KV_CORRUPT);
+	cr_assert_eq(wire_unpack_catalog(in_catalog, sizeof(in_catalog),
+	    &cout), KV_CORRUPT);
+	cr_assert_eq(wire_unpack_request(in_request, sizeof(in_request), &A,
+	    &r), KV_PROTO);
+	cr_assert_null(r.table);
+}
+
+/* ---- hostile bytes ---- */
+
+typedef enum kind {
+	K_REQUEST,
+	K_RESPONSE,
+	K_CATALOG,
+	K_TABLE,
+} kind;
+
+/*
+ * try_unpack unpacks buf as kind k, frees whatever it got, and returns the
+ * code. It checks the code is one the contract allows.
+ */
+static kv_err
+try_unpack(kind k, const uint8_t *buf, size_t len)
+{
+	kv_err rv;
+
+	switch (k) {
+	case K_REQUEST: {
+		rpc_request r;
+		arena a;
+		arena_init(&a);
+		rv = wire_unpack_request(buf, len, &a, &r);
+		if (rv == KV_OK) {
+			/* Touch what came back, for ASan. */
+			volatile uint8_t sink = 0;
+			for (size_t i = 0; i < r.key_len; i++)
+				sink ^= r.key[i];
+			for (size_t i = 0; i < r.item_len; i++)
+				sink ^= r.item[i];
+			if (r.table_name != NULL)
+				sink ^= (uint8_t) strlen(r.table_name);
+			(void) sink;
+		} else {
+			cr_assert_null(r.table);
+		}
+		wire_request_fini(&r);
+		arena_fini(&a);
+		cr_assert(rv == KV_OK || rv == KV_PROTO, "request: %s",
+		    kv_err_name(rv));
+		break;
+	}
+	case K_RESPONSE: {
+		rpc_response r;
+		arena a;
+		arena_init(&a);
+		rv = wire_unpack_response(buf, len, &a, &r);
+		if (rv == KV_OK) {
+			cr_assert_lt(r.code, KV_ERR_COUNT);
+			volatile uint8_t sink = 0;
+			for (size_t i = 0; i < r.item_len; i++)
+				sink ^= r.item[i];
+			for (size_t i = 0; i < r.n_stats; i++)
+				sink ^= (uint8_t) r.stats[i].bytes;
+			(void) sink;
+		} else {
+			cr_assert_null(r.cat);
+			cr_assert_null(r.table);
+		}
+		wire_response_fini(&r);
+		arena_fini(&a);
+		cr_assert(rv == KV_OK || rv == KV_PROTO, "response: %s",
+		    kv_err_name(rv));
+		break;
+	}
+	case K_CATALOG: {
+		catalog *c = NULL;
+		rv = wire_unpack_catalog(buf, len, &c);
+		if (rv != KV_OK)
+			cr_assert_null(c);
+		catalog_free(c);
+		cr_assert(rv == KV_OK || rv == KV_CORRUPT, "catalog: %s",
+		    kv_err_name(rv));
+		break;
+	}
+	default: {
+		table t;
+		rv = wire_unpack_table(buf, len, &t);
+		if (rv == KV_OK)
+			table_fini(&t);
+		cr_assert(rv == KV_OK || rv == KV_CORRUPT, "table: %s",
+		    kv_err_name(rv));
+		break;
+	}
+	}
+	return rv;
+}
+
+static kv_err
+bad_code(kind k)
+{
+	return k == K_REQUEST || k == K_RESPONSE ? KV_PROTO : KV_CORRUPT;
+}
+
+/* pack_full packs the full sample of kind k into owned bytes. */
+static void
+pack_full(kind k, uint8_t **buf, size_t *len)
+{
+	catalog *c = full_catalog();
+	table t;
+
+	full_table(&t, "gamma", 12, true);
+	if (k == K_REQUEST) {
+		rpc_request r = full_request(&t);
+		cr_assert_eq(wire_pack_request(&r, buf, len), KV_OK);
+	} else if (k == K_RESPONSE) {
+		rpc_response r = full_response(c, &t);
+		cr_assert_eq(wire_pack_response(&r, buf, len), KV_OK);
+	} else if (k == K_CATALOG) {
+		cr_assert_eq(wire_pack_catalog(c, buf, len), KV_OK);
+	} else {
+		cr_assert_eq(wire_pack_table(&t, buf, len), KV_OK);
+	}
+	catalog_free(c);
+	table_fini(&t);
+}
+
+struct kind_case {
+	kind k;
+};
+
+ParameterizedTestParameters(wire, random_bytes_never_crash)
+{
+	static struct kind_case cases[] = { { K_REQUEST }, { K_RESPONSE },
+		{ K_CATALOG }, { K_TABLE } };
+	return cr_make_param_array(struct kind_case, cases, 4);
+}
+
+ParameterizedTest(struct kind_case *c, wire, random_bytes_never_crash)
+{
+	uint8_t buf[256];
+	int refused = 0;
+
+	rng_state = 0x0123456789abcdefULL + (uint64_t) c->k;
+	for (int i = 0; i < 3000; i++) {
+		size_t len = (size_t) (rng() % sizeof(buf));
+		for (size_t j = 0; j < len; j++)
+			buf[j] = (uint8_t) rng();
+		/* Exactly len bytes on the heap, so ASan sees overreads. */
+		uint8_t *exact = malloc(len > 0 ? len : 1);
+		memcpy(exact, buf, len);
+		if (try_unpack(c->k, exact, len) != KV_OK)
+			refused++;
+		free(exact);
+	}
+	cr_assert_gt(refused, 2500, "only %d of 3000 random buffers refused",
+	    refused);
+}
+
+ParameterizedTestParameters(wire, every_truncation_is_safe)
+{
+	static struct kind_case cases[] = { { K_REQUEST }, { K_RESPONSE },
+		{ K_CATALOG }, { K_TABLE } };
+	return cr_make_param_array(struct kind_case, cases, 4);
+}
+
+ParameterizedTest(struct kind_case *c, wire, every_truncation_is_safe)
+{
+	uint8_t *full;
+	size_t len;
+	int refused = 0;
+
+	pack_full(c->k, &full, &len);
+	cr_assert_eq(try_unpack(c->k, full, len), KV_OK);
+	for (size_t n = 0; n < len; n++) {
+		uint8_t *cut = malloc(n > 0 ? n : 1);
+		memcpy(cut, full, n);
+		if (try_unpack(c->k, cut, n) != KV_OK)
+			refused++;
+		free(cut);
+	}
+	/*
+	 * The last field of each sample is a two-byte varint (request: node
+	 * 300; catalog: next_table_id 300) or a nested message (response:
+	 * stats; table: parts), so dropping the last byte must be refused.
+	 */
+	uint8_t *cut = malloc(len - 1);
+	memcpy(cut, full, len - 1);
+	cr_assert_eq(try_unpack(c->k, cut, len - 1), bad_code(c->k));
+	free(cut);
+	cr_assert_gt(refused, (int) len / 2, "%d of %zu truncations refused",
+	    refused, len);
+	free(full);
+}
+
+ParameterizedTestParameters(wire, byte_flips_are_safe)
+{
+	static struct kind_case cases[] = { { K_REQUEST }, { K_RESPONSE },
+		{ K_CATALOG }, { K_TABLE } };
+	return cr_make_param_array(struct kind_case, cases, 4);
+}
+
+ParameterizedTest(struct kind_case *c, wire, byte_flips_are_safe)
+{
+	uint8_t *full;
+	size_t len;
+
+	pack_full(c->k, &full, &len);
+	rng_state = 0xfeedfacecafebeefULL + (uint64_t) c->k;
+	uint8_t *m = malloc(len);
+	for (int round = 0; round < 4; round++) {
+		for (size_t i = 0; i < len; i++) {
+			memcpy(m, full, len);
+			m[i] = round == 0 ? 0xff : round == 1 ? 0x00 :
+			    (uint8_t) rng();
+			if (round == 3) /* and a second byte elsewhere */
+				m[rng() % len] = (uint8_t) rng();
+			try_unpack(c->k, m, len);
+		}
+	}
+	free(m);
+	free(full);
+}
+
+/* Hand-made protobuf errors, refused by every unpacker. */
+struct raw_case {
+	uint8_t bytes[12];
+	size_t len;
+	char why[40];
+};
+
+ParameterizedTestParameters(wire, malformed_protobuf_is_refused)
+{
+	static struct raw_case cases[] = {
+		{ { 0x08 }, 1, "tag without its varint" },
+		{ { 0x08, 0x80 }, 2, "varint cut short" },
+		{ { 0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		    0xff, 0x01 }, 12, "varint of 12 bytes" },
+		{ { 0x12, 0x05, 'a' }, 3, "length past the end" },
+		{ { 0x12, 0xff, 0xff, 0xff, 0xff, 0x0f }, 6, "huge length" },
+		{ { 0x00, 0x00 }, 2, "field number 0" },
+		{ { 0x0b }, 1, "start group" },
+		{ { 0x0e, 0x00 }, 2, "wire type 6" },
+		{ { 0x0f, 0x00 }, 2, "wire type 7" },
+		{ { 0x0d, 0x00, 0x00 }, 3, "fixed32 cut short" },
+		{ { 0x09, 0x00, 0x00, 0x00 }, 4, "fixed64 cut short" },
+	};
+	return cr_make_param_array(struct raw_case, cases,
+	    sizeof(cases) / sizeof(cases[0]));
+}
+
+ParameterizedTest(struct raw_case *c, wire, malformed_protobuf_is_refused)
+{
+	for (kind k = K_REQUEST; k <= K_TABLE; k++) {
+		uint8_t *b = malloc(c->len);
+		memcpy(b, c->bytes, c->len);
+		cr_assert_eq(try_unpack(k, b, c->len), bad_code(k),
+		    "%s, kind %d", c->why, k);
+		free(b);
+	}
+}

@@ -2,7 +2,9 @@
  * admin.c — kv-admin, the cluster's operator tool: reads the cluster file
  * and talks to the nodes directly over the wire protocol.
  *
- *   kv-admin --config FILE status         nodes, tables, partitions
+ *   kv-admin --config FILE status         nodes, tables, partitions (the
+ *                                         catalog's epoch and the one the
+ *                                         owner holds)
  *   kv-admin --config FILE bump-epoch TABLE PART
  *                                         raise a partition's epoch (tests
  *                                         routers' stale-route handling)
@@ -61,11 +63,11 @@ status(config *cfg, rpc_client **nodes)
 		    "PAY_PER_REQUEST" : "PROVISIONED", tb->hash.name,
 		    tb->range.name != NULL ? " range=" : "",
 		    tb->range.name != NULL ? tb->range.name : "");
-		printf("    %-5s %-39s %-5s %-6s %10s %12s\n", "part",
-		    "hash range", "node", "epoch", "items", "bytes");
+		printf("    %-5s %-39s %-5s %-6s %-6s %10s %12s\n", "part",
+		    "hash range", "node", "epoch", "owner", "items", "bytes");
 		for (size_t p = 0; p < tb->n_parts; p++) {
 			const partition *pp = &tb->parts[p];
-			char items[32] = "?", bytes[32] = "?";
+			char items[32] = "?", bytes[32] = "?", ne[32] = "?";
 			if (pp->node < cfg->n_nodes && up[pp->node]) {
 				rpc_response *s = &stats[pp->node];
 				for (size_t k = 0; k < s->n_stats; k++) {
@@ -78,12 +80,15 @@ status(config *cfg, rpc_client **nodes)
 					snprintf(bytes, sizeof(bytes), "%llu",
 					    (unsigned long long)
 					    s->stats[k].bytes);
+					snprintf(ne, sizeof(ne), "%llu",
+					    (unsigned long long)
+					    s->stats[k].epoch);
 				}
 			}
-			printf("    %-5u %016llx-%016llx  %-5u %-6llu %10s "
-			    "%12s\n", pp->id, (unsigned long long) pp->lo,
+			printf("    %-5u %016llx-%016llx  %-5u %-6llu %-6s "
+			    "%10s %12s\n", pp->id, (unsigned long long) pp->lo,
 			    (unsigned long long) pp->last, pp->node,
-			    (unsigned long long) pp->epoch, items, bytes);
+			    (unsigned long long) pp->epoch, ne, items, bytes);
 		}
 	}
 	wire_response_fini(&resp);

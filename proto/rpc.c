@@ -2,8 +2,9 @@
  * rpc.c — the nng client side of router<->node calls (see rpc.h).
  *
  * Connection state is tracked with pipe notifications: `pipes` counts the
- * live connections of the socket (0 or 1, one dialer). It is an atomic
- * because nng calls the notifier from its own threads.
+ * live connections of the socket (0 or 1, one dialer) and `ever` says
+ * whether there was one. They are atomics because nng calls the notifier
+ * from its own threads.
  */
 #include "rpc.h"
 
@@ -19,6 +20,7 @@
 struct rpc_client {
 	nng_socket sock;
 	atomic_int pipes;
+	atomic_bool ever;       /* connected at least once */
 	struct timespec opened;
 };
 
@@ -26,8 +28,10 @@ static void
 pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
 	rpc_client *c = arg;
-	if (ev == NNG_PIPE_EV_ADD_POST)
+	if (ev == NNG_PIPE_EV_ADD_POST) {
 		atomic_fetch_add(&c->pipes, 1);
+		atomic_store(&c->ever, true);
+	}
 	else if (ev == NNG_PIPE_EV_REM_POST)
 		atomic_fetch_sub(&c->pipes, 1);
 }
@@ -39,6 +43,7 @@ rpc_client_open(const char *url, rpc_client **out)
 	if (c == NULL)
 		return KV_ENOMEM;
 	atomic_init(&c->pipes, 0);
+	atomic_init(&c->ever, false);
 	clock_gettime(CLOCK_MONOTONIC, &c->opened);
 	if (nng_req0_open(&c->sock) != 0) {
 		free(c);
@@ -114,8 +119,14 @@ rpc_call(rpc_client *c, const rpc_request *req, arena *a,
 	int e;
 
 	memset(resp, 0, sizeof(*resp));
-	/* Young clients get their whole deadline to connect. */
-	int grace = ms_since(&c->opened) < 3000 ? timeout_ms : 150;
+	/*
+	 * A client that never connected and is young (its process just
+	 * started, the node may be starting too) gets its whole deadline to
+	 * connect; otherwise a missing connection means the node is down,
+	 * apart from a short reconnection window.
+	 */
+	int grace = !atomic_load(&c->ever) && ms_since(&c->opened) < 3000 ?
+	    timeout_ms : 150;
 	if (!wait_connected(c, grace < timeout_ms ? grace : timeout_ms))
 		return KV_UNAVAILABLE;
 	if ((rv = wire_pack_request(req, &buf, &len)) != KV_OK)

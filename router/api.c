@@ -1,7 +1,9 @@
 /*
  * api.c — request dispatch by X-Amz-Target (see api.h). Parses the body
- * once with jansson (duplicate keys refused, as a hostile-input rule) and
- * hands the object to the operation.
+ * once with jansson (duplicate keys refused, as a hostile-input rule; NUL
+ * allowed inside strings, as DynamoDB allows it in attribute values) and
+ * hands the object to the operation. Request members that are names or
+ * enumerations are read with req_string, which refuses an embedded NUL.
  */
 #include "api.h"
 
@@ -84,7 +86,8 @@ api_handle(router *r, const char *target, const char *auth,
 		    "An unknown operation was requested.");
 		return;
 	}
-	json_t *j = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+	json_t *j = json_loadb(body, len,
+	    JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
 	if (j == NULL || !json_is_object(j)) {
 		errors_reply(out, ERR_SERIALIZATION, "%s",
 		    j == NULL ? jerr.text :

@@ -2,8 +2,9 @@
  * http.c — libmicrohttpd front end (see http.h).
  *
  * A POST body is gathered into a buffer that grows as data arrives, up to
- * HTTP_MAX_BODY; a Content-Length above that is answered at once, before
- * the body is read. Every answer carries DynamoDB's headers:
+ * HTTP_MAX_BODY; a Content-Length above that is answered (413) at once,
+ * before the body is read, and a chunked body that grows past it closes
+ * the connection. Every answer carries DynamoDB's headers:
  * x-amzn-RequestId and x-amz-crc32 (CRC32 of the body, which the SDKs
  * check).
  */
@@ -115,21 +116,27 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 		*con_cls = b;
 		const char *cl = MHD_lookup_connection_value(conn,
 		    MHD_HEADER_KIND, "Content-Length");
-		if (cl != NULL && strtoull(cl, NULL, 10) > HTTP_MAX_BODY)
+		if (cl != NULL && strtoull(cl, NULL, 10) > HTTP_MAX_BODY) {
+			/*
+			 * Answer before the body is read (and instead of
+			 * "100 Continue"); libmicrohttpd then closes the
+			 * connection without reading the body.
+			 */
 			b->too_large = true;
-		return MHD_YES;
-	}
-	if (*upload_size > 0) {
-		if (!b->too_large && b->len + *upload_size > HTTP_MAX_BODY)
-			b->too_large = true;
-		if (b->too_large) {
-			/* Refuse without keeping (or waiting for) the rest. */
-			*upload_size = 0;
 			errors_reply(&rp, ERR_TOO_LARGE, "Request body is "
 			    "larger than the maximum of %u bytes",
 			    HTTP_MAX_BODY);
 			return answer(conn, &rp, JSON_TYPE);
 		}
+		return MHD_YES;
+	}
+	if (*upload_size > 0) {
+		/*
+		 * A chunked body that grows past the limit cannot be answered
+		 * in the middle of its upload: close the connection.
+		 */
+		if (b->too_large || b->len + *upload_size > HTTP_MAX_BODY)
+			return MHD_NO;
 		if (b->len + *upload_size > b->cap) {
 			size_t cap = b->cap == 0 ? 4096 : b->cap;
 			while (cap < b->len + *upload_size)
@@ -144,11 +151,6 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 		b->len += *upload_size;
 		*upload_size = 0;
 		return MHD_YES;
-	}
-	if (b->too_large) {
-		errors_reply(&rp, ERR_TOO_LARGE, "Request body is larger "
-		    "than the maximum of %u bytes", HTTP_MAX_BODY);
-		return answer(conn, &rp, JSON_TYPE);
 	}
 	const char *target = MHD_lookup_connection_value(conn,
 	    MHD_HEADER_KIND, "X-Amz-Target");

@@ -59,6 +59,14 @@ req_string(json_t *body, const char *field, const char **v, reply *out)
 	if (!json_is_string(j))
 		return wrong_type(field, out);
 	*v = json_string_value(j);
+	if (strlen(*v) != json_string_length(j)) {
+		/* Names, enumerations and expressions never hold NUL. */
+		errors_reply(out, ERR_VALIDATION,
+		    "1 validation error detected: Value at '%s' failed to "
+		    "satisfy constraint: Member must not contain the NUL "
+		    "character", field);
+		return false;
+	}
 	return true;
 }
 

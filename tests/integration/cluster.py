@@ -83,8 +83,9 @@ def parse_status(text):
      "catalog_version": int or None,
      "tables": {name: {"id", "status", "billing", "hash", "range",
                        "parts": [{"part", "lo", "last", "node", "epoch",
-                                  "items", "bytes"}]}}}
-    (items/bytes are None when the owner is down)."""
+                                  "owner_epoch", "items", "bytes"}]}}}
+    (epoch is the catalog's, owner_epoch the one the owning node holds;
+    owner_epoch/items/bytes are None when the owner is down)."""
     out = {"nodes": [], "catalog_version": None, "tables": {}}
     section = None
     table = None
@@ -111,8 +112,9 @@ def parse_status(text):
             out["tables"][table]["parts"].append({
                 "part": int(f[0]), "lo": int(lo, 16), "last": int(last, 16),
                 "node": int(f[2]), "epoch": int(f[3]),
-                "items": None if f[4] == "?" else int(f[4]),
-                "bytes": None if f[5] == "?" else int(f[5])})
+                "owner_epoch": None if f[4] == "?" else int(f[4]),
+                "items": None if f[5] == "?" else int(f[5]),
+                "bytes": None if f[6] == "?" else int(f[6])})
         elif section == "tables" and line.startswith("  ") and f != [
                 "(none)"]:
             table = f[0]

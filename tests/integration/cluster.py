@@ -298,6 +298,24 @@ class Cluster:
         self.stop()
         self.start(timeout)
 
+    def sanitizer_reports(self):
+        """Lines of the process logs where AddressSanitizer, LeakSanitizer
+        or UBSan reported a finding (./kv test --sanitize builds them in);
+        the fixture fails the test file when there are any."""
+        if self.external:
+            return []
+        found = []
+        pat = re.compile(r"ERROR: (Address|Leak)Sanitizer|runtime error:")
+        for p in self.procs():
+            try:
+                with open(p.log, "rb") as f:
+                    for line in f.read().decode(errors="replace").splitlines():
+                        if pat.search(line):
+                            found.append("%s: %s" % (p.name, line))
+            except OSError:
+                pass
+        return found
+
     def cleanup(self, keep=False):
         """Kills anything left; removes the folder unless keep."""
         if self.external:

@@ -33,11 +33,14 @@ def cluster(request):
         yield c
     finally:
         c.stop()
-        failed = request.module._kv_failed
+        reports = c.sanitizer_reports()
+        failed = request.module._kv_failed or bool(reports)
         if failed and not c.external:
             sys.stderr.write("\nkv cluster of %s kept in %s (logs, data)\n"
                              % (request.module.__name__, c.dir))
         c.cleanup(keep=failed)
+        assert not reports, "sanitizer findings in the cluster's logs:\n" + \
+            "\n".join(reports)
 
 
 @pytest.fixture

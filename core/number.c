@@ -3,9 +3,10 @@
  *
  * Numbers stay decimal from the request text to the disk: sign, up to 38
  * digits and an exponent, checked against DynamoDB's range when parsed.
- * Nothing here rounds; a number DynamoDB would reject is rejected.
- * Arithmetic is not here yet. Read number.h first; keyenc.c is the main
- * user of number_encode.
+ * Nothing here rounds; a number DynamoDB would reject is rejected, and
+ * that includes the results of addition and subtraction. Read number.h
+ * first; keyenc.c is the main user of number_encode, expr_update.c of
+ * number_add.
  */
 #include "number.h"
 
@@ -311,4 +312,161 @@ number_decode(const uint8_t *buf, size_t len, number *out, size_t *used)
 	*out = n;
 	*used = k;
 	return KV_OK;
+}
+
+/*
+ * Arithmetic lays both operands out on one fixed-point grid of decimal
+ * places. Place p has weight 10^p; digit i of a normalised number sits
+ * at place exp - 1 - i. The lowest place any operand can use is
+ * NUMBER_EXP_MIN - NUMBER_DIGITS and the highest NUMBER_EXP_MAX - 1, plus
+ * one place for a carry, so GRID places always suffice.
+ */
+#define GRID_LOW (NUMBER_EXP_MIN - NUMBER_DIGITS)
+#define GRID (NUMBER_EXP_MAX - GRID_LOW + 2)
+
+static void
+to_grid(const number *n, uint8_t *g)
+{
+	int i;
+
+	for (i = 0; i < n->ndigits; i++)
+		g[n->exp - 1 - i - GRID_LOW] += n->d[i];
+}
+
+/* grid_cmp compares two magnitudes laid out on the grid. */
+static int
+grid_cmp(const uint8_t *x, const uint8_t *y)
+{
+	int p;
+
+	for (p = GRID - 1; p >= 0; p--) {
+		if (x[p] != y[p])
+			return x[p] < y[p] ? -1 : 1;
+	}
+	return 0;
+}
+
+/*
+ * from_grid normalises the magnitude in g (digits 0..9 at each place)
+ * into *out with sign neg, checking DynamoDB's range and precision.
+ */
+static kv_err
+from_grid(const uint8_t *g, bool neg, number *out, const char **msg)
+{
+	int hi, lo, p;
+	number n;
+
+	for (hi = GRID - 1; hi >= 0 && g[hi] == 0; hi--)
+		;
+	if (hi < 0) {
+		set_zero(out);
+		return KV_OK;
+	}
+	for (lo = 0; g[lo] == 0; lo++)
+		;
+	/* The leading digit is at place hi: the value is 0.d x 10^(hi+1). */
+	if (hi + GRID_LOW + 1 > NUMBER_EXP_MAX) {
+		*msg = MSG_OVERFLOW;
+		return KV_EINVAL;
+	}
+	if (hi + GRID_LOW + 1 < NUMBER_EXP_MIN) {
+		*msg = MSG_UNDERFLOW;
+		return KV_EINVAL;
+	}
+	if (hi - lo + 1 > NUMBER_DIGITS) {
+		*msg = MSG_OVERFLOW; /* sic: DynamoDB's message here */
+		return KV_EINVAL;
+	}
+	set_zero(&n);
+	n.neg = neg;
+	n.exp = (int16_t) (hi + GRID_LOW + 1);
+	for (p = hi; p >= lo; p--)
+		n.d[n.ndigits++] = g[p];
+	*out = n;
+	return KV_OK;
+}
+
+/* add_signed sets *out to a + b, or to a - b when flip is set. */
+static kv_err
+add_signed(const number *a, const number *b, bool flip, number *out,
+    const char **msg)
+{
+	uint8_t x[GRID], y[GRID], r[GRID];
+	const uint8_t *big, *small;
+	bool aneg = a->neg, bneg = b->neg != flip;
+	int p, carry = 0, c;
+
+	*msg = NULL;
+	if (b->ndigits == 0) {
+		*out = *a;
+		return KV_OK;
+	}
+	if (a->ndigits == 0) {
+		*out = *b;
+		out->neg = bneg;
+		return KV_OK;
+	}
+	memset(x, 0, sizeof(x));
+	memset(y, 0, sizeof(y));
+	memset(r, 0, sizeof(r));
+	to_grid(a, x);
+	to_grid(b, y);
+	if (aneg == bneg) {
+		for (p = 0; p < GRID; p++) {
+			int s = x[p] + y[p] + carry;
+
+			r[p] = (uint8_t) (s % 10);
+			carry = s / 10;
+		}
+		assert(carry == 0);
+		return from_grid(r, aneg, out, msg);
+	}
+	/* Opposite signs: subtract the smaller magnitude from the larger. */
+	c = grid_cmp(x, y);
+	if (c == 0) {
+		set_zero(out);
+		return KV_OK;
+	}
+	big = c > 0 ? x : y;
+	small = c > 0 ? y : x;
+	for (p = 0; p < GRID; p++) {
+		int d = big[p] - small[p] - carry;
+
+		carry = d < 0;
+		r[p] = (uint8_t) (d + 10 * carry);
+	}
+	assert(carry == 0);
+	return from_grid(r, c > 0 ? aneg : bneg, out, msg);
+}
+
+kv_err
+number_add(const number *a, const number *b, number *out, const char **msg)
+{
+	return add_signed(a, b, false, out, msg);
+}
+
+kv_err
+number_sub(const number *a, const number *b, number *out, const char **msg)
+{
+	return add_signed(a, b, true, out, msg);
+}
+
+void
+number_from_u64(uint64_t v, number *out)
+{
+	uint8_t rev[20];
+	int k = 0;
+
+	set_zero(out);
+	while (v > 0) {
+		rev[k++] = (uint8_t) (v % 10);
+		v /= 10;
+	}
+	out->exp = (int16_t) k;
+	while (k > 0 && rev[0] == 0) {
+		/* Trailing zeros of the integer are not stored as digits. */
+		memmove(rev, rev + 1, (size_t) --k);
+	}
+	for (; k > 0; k--)
+		out->d[out->ndigits++] = rev[k - 1];
 }

@@ -5,7 +5,7 @@
  * A number is kept as sign, digits and exponent, never as a double, so that
  * 0.1 stays 0.1 and 1E+2 equals 100. number_encode gives bytes whose
  * memcmp order equals numeric order, for sort keys in storage keys.
- * Arithmetic (SET a = a + :n) lives here too once expressions arrive.
+ * Exact addition and subtraction (SET a = a + :n, ADD) live here too.
  */
 #ifndef KV_NUMBER_H
 #define KV_NUMBER_H
@@ -58,6 +58,24 @@ size_t number_format(const number *n, char *buf);
 
 /* number_cmp returns <0, 0 or >0 as a is less than, equal to or above b. */
 int number_cmp(const number *a, const number *b);
+
+/*
+ * number_add sets *out to a + b, exactly. number_sub sets *out to a - b.
+ * Both return KV_OK, or KV_EINVAL with *msg set to DynamoDB's message
+ * (static string) when the exact result does not fit a DynamoDB number:
+ * magnitude of 1E+126 or more ("Number overflow. ..."), non-zero and
+ * below 1E-130 ("Number underflow. ..."), or more than 38 significant
+ * digits once trailing zeros are dropped. For the last DynamoDB answers
+ * with the overflow message too (1E+50 + 1 gives "Number overflow"), so
+ * that is what *msg says. *out is untouched on error.
+ */
+kv_err number_add(const number *a, const number *b, number *out,
+    const char **msg);
+kv_err number_sub(const number *a, const number *b, number *out,
+    const char **msg);
+
+/* number_from_u64 sets *out to v (always representable: 20 digits). */
+void number_from_u64(uint64_t v, number *out);
 
 /*
  * number_encode writes an order-preserving, self-delimiting encoding of n

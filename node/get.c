@@ -32,7 +32,12 @@ get_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 	if (len < RECORD_HEADER) {
 		resp->code = KV_CORRUPT;
 	} else {
-		node_return_old(a, rec, len, resp);
+		resp->found = true;
+		resp->item_len = len - RECORD_HEADER;
+		resp->item = (const uint8_t *) arena_dup(a,
+		    rec + RECORD_HEADER, resp->item_len);
+		if (resp->item == NULL)
+			resp->code = KV_ENOMEM;
 	}
 	free(rec);
 }

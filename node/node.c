@@ -35,6 +35,7 @@ node_dispatch(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 	case RPC_GET: fn = get_serve; break;
 	case RPC_PUT: fn = put_serve; break;
 	case RPC_DELETE: fn = delete_serve; break;
+	case RPC_UPDATE: fn = update_serve; break;
 	case RPC_CATALOG_GET: fn = catalog_node_get; break;
 	case RPC_CREATE_TABLE: fn = catalog_node_create; break;
 	case RPC_DELETE_TABLE: fn = catalog_node_delete; break;
@@ -48,16 +49,4 @@ node_dispatch(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 		return;
 	}
 	fn(n, req, a, resp);
-}
-
-void
-node_return_old(arena *a, const uint8_t *rec, size_t len,
-    rpc_response *resp)
-{
-	resp->found = true;
-	resp->item_len = len - RECORD_HEADER;
-	resp->item = (const uint8_t *) arena_dup(a, rec + RECORD_HEADER,
-	    resp->item_len);
-	if (resp->item == NULL)
-		resp->code = KV_ENOMEM;
 }

@@ -23,6 +23,7 @@
 #include "part.h"
 #include "rpc.h"
 #include "store.h"
+#include "value.h"
 #include "wire.h"
 
 #define RECORD_HEADER 4
@@ -39,6 +40,27 @@ typedef struct node {
 	catalog_state *cat; /* node 0 only, else NULL */
 } node;
 
+/*
+ * The verb-specific part of a single-item write (write.c): given the
+ * request, its decoded update (UPDATE only, else NULL) and the old item
+ * (NULL when absent), sets *new_item to the item to store, or to NULL to
+ * delete it. Returns KV_OK, or an error with err->msg set when it is
+ * DynamoDB's message for the client (KV_EINVAL), or KV_PROTO/KV_ENOMEM.
+ */
+struct expr_update;
+struct expr_err;
+typedef kv_err (*write_fn)(const rpc_request *req,
+    const struct expr_update *upd, arena *a, const value *old_item,
+    value **new_item, struct expr_err *err);
+
+/*
+ * write_serve runs the shared write path (route check, partition lock,
+ * condition, fn, size limit, batch, return values) for PUT, DELETE and
+ * UPDATE.
+ */
+void write_serve(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp, write_fn fn);
+
 /* A verb's server: fills resp (strings and bytes in a). */
 typedef void (*verb_fn)(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);
@@ -48,6 +70,8 @@ void get_serve(node *n, const rpc_request *req, arena *a,
 void put_serve(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);
 void delete_serve(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
+void update_serve(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);
 void assign_serve(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);
@@ -64,13 +88,6 @@ rpc_client *node_peer(node *n, uint32_t i);
 
 /* node_dispatch serves one request by its verb. Thread-safe. */
 void node_dispatch(node *n, const rpc_request *req, arena *a,
-    rpc_response *resp);
-
-/*
- * node_return_old puts the item of the stored record rec[0..len) (len >= 4)
- * into resp, copied into a; on KV_ENOMEM sets resp->code.
- */
-void node_return_old(arena *a, const uint8_t *rec, size_t len,
     rpc_response *resp);
 
 /* record_size reads the item size from a stored record (len >= 4). */

@@ -283,6 +283,11 @@ wire_pack_request(const rpc_request *r, uint8_t **out, size_t *len)
 	pb.key.len = r->key_len;
 	pb.item.data = (uint8_t *) r->item;
 	pb.item.len = r->item_len;
+	pb.condition.data = (uint8_t *) r->condition;
+	pb.condition.len = r->condition_len;
+	pb.update.data = (uint8_t *) r->update;
+	pb.update.len = r->update_len;
+	pb.return_on_failure = r->return_on_failure;
 	pb.return_values = r->return_values;
 	pb.consistent = r->consistent;
 	if (r->table_name != NULL)
@@ -318,9 +323,18 @@ wire_unpack_request(const uint8_t *buf, size_t len, arena *a,
 	r->epoch = pb->epoch;
 	r->key = copy_bytes(a, &pb->key, &r->key_len);
 	r->item = copy_bytes(a, &pb->item, &r->item_len);
+	r->condition = copy_bytes(a, &pb->condition, &r->condition_len);
+	r->update = copy_bytes(a, &pb->update, &r->update_len);
+	r->return_on_failure = pb->return_on_failure;
 	if ((pb->key.len > 0 && r->key == NULL) ||
-	    (pb->item.len > 0 && r->item == NULL)) {
+	    (pb->item.len > 0 && r->item == NULL) ||
+	    (pb->condition.len > 0 && r->condition == NULL) ||
+	    (pb->update.len > 0 && r->update == NULL)) {
 		rv = KV_ENOMEM;
+		goto out;
+	}
+	if (pb->return_values > RPC_RETURN_UPDATED_NEW) {
+		rv = KV_PROTO;
 		goto out;
 	}
 	r->return_values = (rpc_return) pb->return_values;

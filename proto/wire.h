@@ -24,6 +24,7 @@ typedef enum rpc_op {
 	RPC_GET = 2,          /* read one item by storage key */
 	RPC_PUT = 3,          /* write one item */
 	RPC_DELETE = 4,       /* delete one item */
+	RPC_UPDATE = 5,       /* apply an update to one item */
 	RPC_CATALOG_GET = 10, /* catalog node: current catalog */
 	RPC_CREATE_TABLE = 11, /* catalog node: add a table */
 	RPC_DELETE_TABLE = 12, /* catalog node: remove a table */
@@ -36,6 +37,9 @@ typedef enum rpc_op {
 typedef enum rpc_return {
 	RPC_RETURN_NONE = 0,
 	RPC_RETURN_ALL_OLD = 1,
+	RPC_RETURN_UPDATED_OLD = 2,
+	RPC_RETURN_ALL_NEW = 3,
+	RPC_RETURN_UPDATED_NEW = 4,
 } rpc_return;
 
 typedef struct rpc_request {
@@ -45,8 +49,13 @@ typedef struct rpc_request {
 	uint64_t epoch; /* the epoch the router believes the partition has */
 	const uint8_t *key;
 	size_t key_len;
-	const uint8_t *item; /* codec bytes */
+	const uint8_t *item; /* codec bytes (UPDATE: the key attributes) */
 	size_t item_len;
+	const uint8_t *condition; /* expr_codec bytes; NULL: none */
+	size_t condition_len;
+	const uint8_t *update;    /* expr_codec bytes (UPDATE) */
+	size_t update_len;
+	bool return_on_failure;   /* a failed condition returns the item */
 	rpc_return return_values;
 	bool consistent;
 	const table *table;     /* CREATE_TABLE, ASSIGN; see wire_request_fini */

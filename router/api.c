@@ -26,6 +26,7 @@ static const struct {
 	{ "PutItem", ops_item_put },
 	{ "GetItem", ops_item_get },
 	{ "DeleteItem", ops_item_delete },
+	{ "UpdateItem", ops_item_update },
 };
 
 void

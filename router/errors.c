@@ -42,17 +42,17 @@ static const char fallback[] =
     "{\"__type\":\"com.amazonaws.dynamodb.v20120810#InternalServerError\","
     "\"message\":\"out of memory\"}";
 
-void
-errors_reply(reply *r, api_error e, const char *fmt, ...)
+static void
+reply_v(reply *r, api_error e, json_t *extra, const char *fmt, va_list ap)
 {
 	char msg[2048];
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 
 	json_t *j = json_pack("{s:s,s:s}", "__type", kinds[e].type,
 	    "message", msg);
+	if (j != NULL && extra != NULL)
+		json_object_update(j, extra);
+	json_decref(extra);
 	char *body = j != NULL ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
 	free(r->body);
@@ -63,6 +63,24 @@ errors_reply(reply *r, api_error e, const char *fmt, ...)
 	}
 	r->body = body;
 	r->len = body != NULL ? strlen(body) : 0;
+}
+
+void
+errors_reply(reply *r, api_error e, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	reply_v(r, e, NULL, fmt, ap);
+	va_end(ap);
+}
+
+void
+errors_reply_with(reply *r, api_error e, json_t *extra, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	reply_v(r, e, extra, fmt, ap);
+	va_end(ap);
 }
 
 void

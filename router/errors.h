@@ -5,6 +5,8 @@
 #ifndef KV_ERRORS_H
 #define KV_ERRORS_H
 
+#include <jansson.h>
+
 #include "err.h"
 #include "router.h"
 
@@ -27,6 +29,14 @@ typedef enum api_error {
  */
 void errors_reply(reply *r, api_error e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/*
+ * errors_reply_with is errors_reply with more members in the body (the
+ * members of the object `extra`, taken; NULL for none), as DynamoDB adds
+ * "Item" to a ConditionalCheckFailedException.
+ */
+void errors_reply_with(reply *r, api_error e, json_t *extra,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /*
  * errors_from_kv fills *r for a failed internal call: KV_UNAVAILABLE and

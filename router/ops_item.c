@@ -1,13 +1,13 @@
 /*
- * ops_item.c — PutItem, GetItem and DeleteItem.
+ * ops_item.c — PutItem, GetItem, UpdateItem and DeleteItem.
  *
  * Each request is checked completely before anything is sent (JSON shape,
- * attribute values, key schema, sizes), so a bad request never reaches a
- * node. The item's partition comes from the catalog snapshot; a node that
- * answers KV_STALE_ROUTE makes the router refresh its catalog and retry.
- * Expressions beyond a plain list of projected names arrive with the
- * expression library; until then requests that carry them are refused
- * rather than applied without their conditions.
+ * attribute values, expressions and their placeholders, key schema,
+ * sizes), so a bad request never reaches a node. Conditions and updates
+ * travel to the node as parsed trees (core/expr_codec.h) and are evaluated
+ * there, under the partition lock, against the stored item. The item's
+ * partition comes from the catalog snapshot; a node that answers
+ * KV_STALE_ROUTE makes the router refresh its catalog and retry.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,27 +17,71 @@
 #include "codec.h"
 #include "conn.h"
 #include "errors.h"
+#include "expr_codec.h"
 #include "item.h"
 #include "json.h"
 #include "keyenc.h"
 #include "request.h"
+#include "request_expr.h"
 #include "route.h"
 
 #define STALE_RETRIES 8
 
-/* Finds the key of the request in a table; false after filling *out. */
-typedef bool (*key_fn)(const table *t, const value *v, const value **pk,
-    const value **sk, reply *out);
+/* What a single-item operation sends, besides its key. */
+typedef struct item_op {
+	const char *table;
+	const value *v;          /* the Item (PutItem) or the Key */
+	bool is_item;            /* v is a whole item */
+	const expr_update *upd;  /* UpdateItem: refuse key updates */
+	rpc_request req;         /* op, item, expressions, return values */
+} item_op;
+
+/* Finds and checks the key of op in table t; false after filling *out. */
+static bool
+op_key(const table *t, const item_op *op, const value **pk,
+    const value **sk, reply *out)
+{
+	if (op->is_item ? !req_item_key(t, op->v, pk, sk, out) :
+	    !req_key(t, op->v, pk, sk, out))
+		return false;
+	if (op->upd == NULL)
+		return true;
+	expr_projection paths;
+	arena tmp;
+	arena_init(&tmp);
+	bool ok = expr_update_paths(&tmp, op->upd, &paths) == KV_OK;
+	for (size_t i = 0; ok && i < paths.n; i++) {
+		const expr_path_elem *e = &paths.paths[i].elems[0];
+		const key_def *keys[2] = { &t->hash, &t->range };
+		for (int k = 0; k < 2; k++) {
+			if (keys[k]->name == NULL || e->name == NULL ||
+			    strlen(keys[k]->name) != e->name_len ||
+			    memcmp(keys[k]->name, e->name, e->name_len) != 0)
+				continue;
+			errors_reply(out, ERR_VALIDATION, "One or more "
+			    "parameter values were invalid: Cannot update "
+			    "attribute %s. This attribute is part of the key",
+			    keys[k]->name);
+			arena_fini(&tmp);
+			return false;
+		}
+	}
+	arena_fini(&tmp);
+	if (!ok)
+		errors_from_kv(out, KV_ENOMEM);
+	return ok;
+}
 
 /*
- * Sends req (op, item, return_values already set) to the owner of the
- * item's partition. Returns true with *resp filled (wire_response_fini it),
- * or false after filling *out.
+ * Sends op to the owner of the item's partition. Returns true when the
+ * node gave an answer for the client (KV_OK, KV_COND_FAILED or KV_EINVAL
+ * in resp->code; wire_response_fini(resp) afterwards), or false after
+ * filling *out.
  */
 static bool
-item_call(api_ctx *c, const char *name, const value *v, key_fn fn,
-    rpc_request *req, rpc_response *resp, reply *out)
+item_call(api_ctx *c, item_op *op, rpc_response *resp, reply *out)
 {
+	rpc_request *req = &op->req;
 	bool refreshed = false;
 
 	for (int attempt = 0; attempt < STALE_RETRIES; attempt++) {
@@ -46,8 +90,8 @@ item_call(api_ctx *c, const char *name, const value *v, key_fn fn,
 		size_t klen;
 
 		route_read_lock();
-		const table *t = catalog_find(route_current(c->r), name,
-		    strlen(name));
+		const table *t = catalog_find(route_current(c->r), op->table,
+		    strlen(op->table));
 		if (t == NULL || t->status != TABLE_ACTIVE) {
 			route_read_unlock();
 			if (!refreshed) {
@@ -58,7 +102,7 @@ item_call(api_ctx *c, const char *name, const value *v, key_fn fn,
 			req_table_missing(out);
 			return false;
 		}
-		if (!fn(t, v, &pk, &sk, out)) {
+		if (!op_key(t, op, &pk, &sk, out)) {
 			route_read_unlock();
 			return false;
 		}
@@ -86,26 +130,28 @@ item_call(api_ctx *c, const char *name, const value *v, key_fn fn,
 			errors_from_kv(out, rv);
 			return false;
 		}
-		if (resp->code == KV_STALE_ROUTE) {
+		switch (resp->code) {
+		case KV_STALE_ROUTE:
 			wire_response_fini(resp);
 			route_refresh(c->r);
 			refreshed = true;
 			usleep((useconds_t) attempt * 5000);
 			continue;
-		}
-		if (resp->code != KV_OK) {
+		case KV_OK:
+		case KV_COND_FAILED:
+		case KV_EINVAL:
+			return true;
+		default:
 			errors_from_kv(out, resp->code);
 			wire_response_fini(resp);
 			return false;
 		}
-		return true;
 	}
 	errors_reply(out, ERR_UNAVAILABLE,
 	    "The partition map kept changing; try again");
 	return false;
 }
 
-/* Common members: TableName, and refusal of not-yet-supported ones. */
 static bool
 read_table_name(json_t *body, const char **name, reply *out)
 {
@@ -116,52 +162,64 @@ read_table_name(json_t *body, const char **name, reply *out)
 	return !req_errors_reply(&e, out);
 }
 
-static bool
-refuse_unsupported(json_t *body, const char *const *members, reply *out)
-{
-	for (size_t i = 0; members[i] != NULL; i++) {
-		if (json_object_get(body, members[i]) != NULL) {
-			errors_reply(out, ERR_VALIDATION,
-			    "%s is not supported by this cluster yet",
-			    members[i]);
-			return true;
-		}
-	}
-	return false;
-}
-
-static const char *const write_unsupported[] = {
-	"ConditionExpression", "Expected", "ConditionalOperator",
-	"ExpressionAttributeValues", "ExpressionAttributeNames", NULL,
-};
-
 /*
- * ReturnValues of PutItem and DeleteItem: NONE or ALL_OLD; the other
- * values of the enum are refused as DynamoDB refuses them.
+ * ReturnValues: UpdateItem takes all five; PutItem and DeleteItem only
+ * NONE and ALL_OLD, and refuse the others as DynamoDB does.
  */
 static bool
-read_return_values(json_t *body, rpc_return *rv, reply *out)
+read_return_values(json_t *body, bool update, rpc_return *rv, reply *out)
 {
+	static const struct {
+		const char *name;
+		rpc_return rv;
+	} modes[] = {
+		{ "NONE", RPC_RETURN_NONE }, { "ALL_OLD", RPC_RETURN_ALL_OLD },
+		{ "UPDATED_OLD", RPC_RETURN_UPDATED_OLD },
+		{ "ALL_NEW", RPC_RETURN_ALL_NEW },
+		{ "UPDATED_NEW", RPC_RETURN_UPDATED_NEW },
+	};
 	const char *s;
 	*rv = RPC_RETURN_NONE;
 	if (!req_string(body, "ReturnValues", &s, out))
 		return false;
-	if (s == NULL || strcmp(s, "NONE") == 0)
+	if (s == NULL)
 		return true;
-	if (strcmp(s, "ALL_OLD") == 0) {
-		*rv = RPC_RETURN_ALL_OLD;
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		if (strcmp(s, modes[i].name) != 0)
+			continue;
+		if (!update && i > 1) {
+			errors_reply(out, ERR_VALIDATION,
+			    "ReturnValues can only be ALL_OLD or NONE");
+			return false;
+		}
+		*rv = modes[i].rv;
 		return true;
-	}
-	if (strcmp(s, "ALL_NEW") == 0 || strcmp(s, "UPDATED_OLD") == 0 ||
-	    strcmp(s, "UPDATED_NEW") == 0) {
-		errors_reply(out, ERR_VALIDATION,
-		    "ReturnValues can only be ALL_OLD or NONE");
-		return false;
 	}
 	errors_reply(out, ERR_VALIDATION,
 	    "1 validation error detected: Value '%s' at 'returnValues' "
 	    "failed to satisfy constraint: Member must satisfy enum value "
 	    "set: [ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW]", s);
+	return false;
+}
+
+static bool
+read_return_on_failure(json_t *body, bool *all_old, reply *out)
+{
+	const char *s;
+	*all_old = false;
+	if (!req_string(body, "ReturnValuesOnConditionCheckFailure", &s, out))
+		return false;
+	if (s == NULL || strcmp(s, "NONE") == 0)
+		return true;
+	if (strcmp(s, "ALL_OLD") == 0) {
+		*all_old = true;
+		return true;
+	}
+	errors_reply(out, ERR_VALIDATION,
+	    "1 validation error detected: Value '%s' at "
+	    "'returnValuesOnConditionCheckFailure' failed to satisfy "
+	    "constraint: Member must satisfy enum value set: [ALL_OLD, NONE]",
+	    s);
 	return false;
 }
 
@@ -193,33 +251,99 @@ read_item(api_ctx *c, json_t *body, const char *field, const char *member,
 	return true;
 }
 
-/* Replies with {} or {"<field>": item} for the item in resp. */
-static void
-reply_item(api_ctx *c, const rpc_response *resp, const char *field,
-    const value *(*filter)(api_ctx *, const value *, void *), void *arg,
-    reply *out)
+/* Encodes the request's condition and update into op->req. */
+static bool
+encode_exprs(api_ctx *c, const req_exprs *x, item_op *op, reply *out)
 {
-	json_t *j = json_object();
-	value item;
-	if (j == NULL) {
-		errors_from_kv(out, KV_ENOMEM);
-		return;
+	uint8_t *buf;
+	size_t len;
+	if (x->cond != NULL) {
+		if (expr_codec_encode_cond(x->cond, &buf, &len) != KV_OK)
+			return errors_from_kv(out, KV_ENOMEM), false;
+		op->req.condition = (const uint8_t *) arena_dup(c->a, buf, len);
+		op->req.condition_len = len;
+		free(buf);
+		if (op->req.condition == NULL)
+			return errors_from_kv(out, KV_ENOMEM), false;
 	}
-	if (resp->found && resp->item != NULL) {
-		if (codec_decode(c->a, resp->item, resp->item_len, &item) !=
-		    KV_OK) {
-			json_decref(j);
-			errors_from_kv(out, KV_CORRUPT);
-			return;
-		}
-		const value *shown = filter != NULL ? filter(c, &item, arg) :
-		    &item;
-		if (shown == NULL ||
-		    json_object_set_new(j, field, json_from_item(shown)) != 0) {
-			json_decref(j);
+	if (x->update != NULL) {
+		if (expr_codec_encode_update(x->update, &buf, &len) != KV_OK)
+			return errors_from_kv(out, KV_ENOMEM), false;
+		op->req.update = (const uint8_t *) arena_dup(c->a, buf, len);
+		op->req.update_len = len;
+		free(buf);
+		if (op->req.update == NULL)
+			return errors_from_kv(out, KV_ENOMEM), false;
+	}
+	return true;
+}
+
+/* Encodes v into op->req.item (the item to put, or the key to update). */
+static bool
+encode_item(api_ctx *c, const value *v, item_op *op, reply *out)
+{
+	size_t n = codec_size(v);
+	uint8_t *buf = arena_alloc(c->a, n > 0 ? n : 1);
+	if (buf == NULL)
+		return errors_from_kv(out, KV_ENOMEM), false;
+	codec_write(v, buf);
+	op->req.item = buf;
+	op->req.item_len = n;
+	return true;
+}
+
+/*
+ * Decodes the item in resp and adds it to j as `field`, projected by proj
+ * (NULL: whole). Returns false on failure (out of memory or corrupt).
+ */
+static bool
+add_item(api_ctx *c, json_t *j, const rpc_response *resp, const char *field,
+    const expr_projection *proj)
+{
+	value item, shown;
+	if (!resp->found || resp->item == NULL)
+		return true;
+	if (codec_decode(c->a, resp->item, resp->item_len, &item) != KV_OK)
+		return false;
+	if (proj != NULL) {
+		if (expr_project(c->a, &item, proj, &shown) != KV_OK)
+			return false;
+	} else {
+		shown = item;
+	}
+	json_t *v = json_from_item(&shown);
+	return v != NULL && json_object_set_new(j, field, v) == 0;
+}
+
+/*
+ * Answers for a node's verdict on a write: the returned attributes, a
+ * failed condition (with the item when asked), or a validation error
+ * found against the stored item.
+ */
+static void
+reply_write(api_ctx *c, rpc_response *resp, reply *out)
+{
+	if (resp->code == KV_COND_FAILED) {
+		json_t *extra = json_object();
+		if (extra == NULL || !add_item(c, extra, resp, "Item", NULL)) {
+			json_decref(extra);
 			errors_from_kv(out, KV_ENOMEM);
 			return;
 		}
+		errors_reply_with(out, ERR_CONDITIONAL_CHECK, extra,
+		    "The conditional request failed");
+		return;
+	}
+	if (resp->code == KV_EINVAL) {
+		errors_reply(out, ERR_VALIDATION, "%s", resp->message != NULL ?
+		    resp->message : "Invalid request");
+		return;
+	}
+	json_t *j = json_object();
+	if (j == NULL || !add_item(c, j, resp, "Attributes", NULL)) {
+		json_decref(j);
+		errors_from_kv(out, KV_ENOMEM);
+		return;
 	}
 	api_reply_json(out, j);
 }
@@ -227,251 +351,105 @@ reply_item(api_ctx *c, const rpc_response *resp, const char *field,
 void
 ops_item_put(api_ctx *c, json_t *body, reply *out)
 {
-	const char *name;
+	item_op op = { .req = { .op = RPC_PUT }, .is_item = true };
 	value item;
-	rpc_request req = { .op = RPC_PUT };
+	req_exprs x;
 	rpc_response resp;
-	uint8_t *bytes;
-	size_t len;
 
-	if (!read_table_name(body, &name, out) ||
-	    refuse_unsupported(body, write_unsupported, out) ||
-	    !read_return_values(body, &req.return_values, out) ||
-	    !read_item(c, body, "Item", "item", &item, out))
+	if (!read_table_name(body, &op.table, out) ||
+	    !read_return_values(body, false, &op.req.return_values, out) ||
+	    !read_return_on_failure(body, &op.req.return_on_failure, out) ||
+	    !read_item(c, body, "Item", "item", &item, out) ||
+	    !req_exprs_read(c, body, REQ_EXPR_CONDITION, &x, out))
 		return;
 	if (item_size(&item) > ITEM_MAX_SIZE) {
 		errors_reply(out, ERR_VALIDATION,
 		    "Item size has exceeded the maximum allowed size");
 		return;
 	}
-	if (codec_encode(&item, &bytes, &len) != KV_OK) {
-		errors_from_kv(out, KV_ENOMEM);
+	op.v = &item;
+	if (!encode_item(c, &item, &op, out) || !encode_exprs(c, &x, &op, out))
 		return;
-	}
-	req.item = (const uint8_t *) arena_dup(c->a, bytes, len);
-	req.item_len = len;
-	free(bytes);
-	if (req.item == NULL) {
-		errors_from_kv(out, KV_ENOMEM);
+	if (!item_call(c, &op, &resp, out))
 		return;
-	}
-	if (!item_call(c, name, &item, req_item_key, &req, &resp, out))
-		return;
-	reply_item(c, &resp, "Attributes", NULL, NULL, out);
+	reply_write(c, &resp, out);
 	wire_response_fini(&resp);
 }
 
 void
 ops_item_delete(api_ctx *c, json_t *body, reply *out)
 {
-	const char *name;
+	item_op op = { .req = { .op = RPC_DELETE } };
 	value key;
-	rpc_request req = { .op = RPC_DELETE };
+	req_exprs x;
 	rpc_response resp;
 
-	if (!read_table_name(body, &name, out) ||
-	    refuse_unsupported(body, write_unsupported, out) ||
-	    !read_return_values(body, &req.return_values, out) ||
-	    !read_item(c, body, "Key", "key", &key, out))
+	if (!read_table_name(body, &op.table, out) ||
+	    !read_return_values(body, false, &op.req.return_values, out) ||
+	    !read_return_on_failure(body, &op.req.return_on_failure, out) ||
+	    !read_item(c, body, "Key", "key", &key, out) ||
+	    !req_exprs_read(c, body, REQ_EXPR_CONDITION, &x, out))
 		return;
-	if (!item_call(c, name, &key, req_key, &req, &resp, out))
+	op.v = &key;
+	if (!encode_exprs(c, &x, &op, out) || !item_call(c, &op, &resp, out))
 		return;
-	reply_item(c, &resp, "Attributes", NULL, NULL, out);
+	reply_write(c, &resp, out);
 	wire_response_fini(&resp);
 }
 
-/* The names GetItem should return; n == 0 means every attribute. */
-typedef struct projection {
-	const char **names;
-	size_t *lens;
-	size_t n;
-} projection;
-
-static const value *
-project(api_ctx *c, const value *item, void *arg)
+void
+ops_item_update(api_ctx *c, json_t *body, reply *out)
 {
-	const projection *p = arg;
-	if (p->n == 0)
-		return item;
-	value *v = arena_alloc(c->a, sizeof(*v));
-	attr *attrs = arena_alloc(c->a, (item->len + 1) * sizeof(attr));
-	if (v == NULL || attrs == NULL)
-		return NULL;
-	v->type = VAL_M;
-	v->u.attrs = attrs;
-	for (size_t i = 0; i < item->len; i++) {
-		const attr *a = &item->u.attrs[i];
-		for (size_t k = 0; k < p->n; k++) {
-			if (p->lens[k] == a->name_len &&
-			    memcmp(p->names[k], a->name, a->name_len) == 0) {
-				attrs[v->len++] = *a;
-				break;
-			}
-		}
-	}
-	return v;
-}
+	item_op op = { .req = { .op = RPC_UPDATE } };
+	value key;
+	req_exprs x;
+	rpc_response resp;
+	expr_update empty = { 0 };
 
-/*
- * Reads ProjectionExpression (a comma-separated list of top-level names or
- * #placeholders) or the legacy AttributesToGet into *p. Nested paths come
- * with the expression library.
- */
-static bool
-read_projection(api_ctx *c, json_t *body, projection *p, reply *out)
-{
-	const char *expr;
-	json_t *names, *atg;
-
-	memset(p, 0, sizeof(*p));
-	if (!req_string(body, "ProjectionExpression", &expr, out) ||
-	    !req_object(body, "ExpressionAttributeNames", &names, out) ||
-	    !req_array(body, "AttributesToGet", &atg, out))
-		return false;
-	if (expr != NULL && atg != NULL) {
-		errors_reply(out, ERR_VALIDATION,
-		    "Can not use both expression and non-expression "
-		    "parameters in the same request: Non-expression "
-		    "parameters: {AttributesToGet} Expression parameters: "
-		    "{ProjectionExpression}");
-		return false;
-	}
-	if (names != NULL && expr == NULL) {
-		errors_reply(out, ERR_VALIDATION,
-		    "ExpressionAttributeNames can only be specified when "
-		    "using expressions");
-		return false;
-	}
-	if (json_object_get(body, "ExpressionAttributeValues") != NULL) {
-		errors_reply(out, ERR_VALIDATION,
-		    "ExpressionAttributeValues can only be specified when "
-		    "using expressions: ProjectionExpression does not use "
-		    "them");
-		return false;
-	}
-	size_t cap = atg != NULL ? json_array_size(atg) : 1;
-	if (expr != NULL)
-		for (const char *s = expr; *s != '\0'; s++)
-			cap += *s == ',';
-	p->names = arena_alloc(c->a, (cap + 1) * sizeof(*p->names));
-	p->lens = arena_alloc(c->a, (cap + 1) * sizeof(*p->lens));
-	if (p->names == NULL || p->lens == NULL) {
-		errors_from_kv(out, KV_ENOMEM);
-		return false;
-	}
-	if (atg != NULL) {
-		size_t i;
-		json_t *e;
-		json_array_foreach(atg, i, e) {
-			if (!json_is_string(e)) {
-				errors_reply(out, ERR_SERIALIZATION,
-				    "Unexpected value type in payload for "
-				    "member AttributesToGet");
-				return false;
-			}
-			p->names[p->n] = json_string_value(e);
-			p->lens[p->n++] = json_string_length(e);
-		}
-		return true;
-	}
-	if (expr == NULL)
-		return true;
-	/* Track which #names were used, to refuse unused ones. */
-	size_t n_names = names != NULL ? json_object_size(names) : 0;
-	bool *used = arena_alloc(c->a, n_names + 1);
-	const char *s = expr;
-	while (true) {
-		while (*s == ' ' || *s == '\t' || *s == '\n')
-			s++;
-		const char *start = s;
-		while (*s != '\0' && *s != ',' && *s != ' ' && *s != '\t' &&
-		    *s != '\n')
-			s++;
-		size_t len = (size_t) (s - start);
-		while (*s == ' ' || *s == '\t' || *s == '\n')
-			s++;
-		if (len == 0 || (*s != ',' && *s != '\0') ||
-		    memchr(start, '.', len) != NULL ||
-		    memchr(start, '[', len) != NULL) {
-			errors_reply(out, ERR_VALIDATION,
-			    "Invalid ProjectionExpression: only lists of "
-			    "top-level attribute names are supported by this "
-			    "cluster yet: \"%s\"", expr);
-			return false;
-		}
-		if (start[0] == '#') {
-			const char *key;
-			json_t *val;
-			bool found = false;
-			size_t i = 0;
-			json_object_foreach(names, key, val) {
-				if (strlen(key) == len &&
-				    memcmp(key, start, len) == 0) {
-					if (!json_is_string(val)) {
-						errors_reply(out,
-						    ERR_SERIALIZATION,
-						    "Unexpected value type in "
-						    "payload for member "
-						    "ExpressionAttributeNames");
-						return false;
-					}
-					p->names[p->n] = json_string_value(val);
-					p->lens[p->n++] =
-					    json_string_length(val);
-					used[i] = true;
-					found = true;
-				}
-				i++;
-			}
-			if (!found) {
-				errors_reply(out, ERR_VALIDATION,
-				    "Invalid ProjectionExpression: An "
-				    "expression attribute name used in the "
-				    "document path is not defined; attribute "
-				    "name: %.*s", (int) len, start);
-				return false;
-			}
-		} else {
-			p->names[p->n] = start;
-			p->lens[p->n++] = len;
-		}
-		if (*s == '\0')
-			break;
-		s++;
-	}
-	size_t i = 0;
-	const char *key;
-	json_t *val;
-	json_object_foreach(names, key, val) {
-		if (!used[i]) {
-			errors_reply(out, ERR_VALIDATION,
-			    "Value provided in ExpressionAttributeNames unused "
-			    "in expressions: keys: {%s}", key);
-			return false;
-		}
-		i++;
-	}
-	return true;
+	if (!read_table_name(body, &op.table, out) ||
+	    !read_return_values(body, true, &op.req.return_values, out) ||
+	    !read_return_on_failure(body, &op.req.return_on_failure, out) ||
+	    !read_item(c, body, "Key", "key", &key, out) ||
+	    !req_exprs_read(c, body, REQ_EXPR_CONDITION | REQ_EXPR_UPDATE, &x,
+	    out))
+		return;
+	/* Without an update, UpdateItem still creates the item (its key). */
+	if (x.update == NULL)
+		x.update = &empty;
+	op.v = &key;
+	op.upd = x.update;
+	if (!encode_item(c, &key, &op, out) || !encode_exprs(c, &x, &op, out))
+		return;
+	if (!item_call(c, &op, &resp, out))
+		return;
+	reply_write(c, &resp, out);
+	wire_response_fini(&resp);
 }
 
 void
 ops_item_get(api_ctx *c, json_t *body, reply *out)
 {
-	const char *name;
+	item_op op = { .req = { .op = RPC_GET } };
 	value key;
-	rpc_request req = { .op = RPC_GET };
+	req_exprs x;
 	rpc_response resp;
-	projection proj;
 	bool consistent;
 
-	if (!read_table_name(body, &name, out) ||
+	if (!read_table_name(body, &op.table, out) ||
 	    !req_bool(body, "ConsistentRead", &consistent, out) ||
-	    !read_projection(c, body, &proj, out) ||
-	    !read_item(c, body, "Key", "key", &key, out))
+	    !read_item(c, body, "Key", "key", &key, out) ||
+	    !req_exprs_read(c, body, REQ_EXPR_PROJECTION, &x, out))
 		return;
-	req.consistent = consistent;
-	if (!item_call(c, name, &key, req_key, &req, &resp, out))
+	op.v = &key;
+	op.req.consistent = consistent;
+	if (!item_call(c, &op, &resp, out))
 		return;
-	reply_item(c, &resp, "Item", project, &proj, out);
+	json_t *j = json_object();
+	if (j == NULL || !add_item(c, j, &resp, "Item", x.proj)) {
+		json_decref(j);
+		errors_from_kv(out, KV_ENOMEM);
+	} else {
+		api_reply_json(out, j);
+	}
 	wire_response_fini(&resp);
 }

@@ -128,9 +128,9 @@ ParameterizedTestParameters(number, parse_accepts_and_canonicalises)
 		{ "3.14159265358979323846264338327950288410000",
 		    "3.1415926535897932384626433832795028841" },
 		{ "0.1e-129",
-		    "0.00000000000000000000000000000000000000000000000000"
-		    "00000000000000000000000000000000000000000000000000"
-		    "000000000000000000000000000001" },
+		    "0.000000000000000000000000000000000000000000000000000000"
+		    "00000000000000000000000000000000000000000000000000000000"
+		    "00000000000000000001" },
 	};
 
 	return cr_make_param_array(
@@ -804,4 +804,177 @@ Test(number, property_scientific_text_parses_to_same_number)
 		assert_same(&out, n);
 	}
 	free(s);
+}
+
+/* ---- arithmetic ---------------------------------------------------- */
+
+struct arith_case {
+	char a[48];
+	char op;
+	char b[48];
+	char want[140]; /* canonical result, or "!" + want_msg index */
+};
+
+ParameterizedTestParameters(number, add_and_sub_are_exact)
+{
+	static struct arith_case cases[] = {
+		{ "1", '+', "2", "3" },
+		{ "0", '+', "0", "0" },
+		{ "0", '+', "-7.5", "-7.5" },
+		{ "-7.5", '+', "0", "-7.5" },
+		{ "0", '-', "7.5", "-7.5" },
+		{ "7.5", '-', "0", "7.5" },
+		{ "9", '+', "1", "10" },
+		{ "99999", '+', "1", "100000" },
+		{ "0.9", '+', "0.1", "1" },
+		{ "0.1", '+', "0.2", "0.3" },
+		{ "1", '-', "0.001", "0.999" },
+		{ "1000", '-', "1", "999" },
+		{ "100", '-', "100", "0" },
+		{ "-100", '+', "100", "0" },
+		{ "5", '-', "7", "-2" },
+		{ "-5", '-', "-7", "2" },
+		{ "-5", '+', "-7", "-12" },
+		{ "-5", '-', "7", "-12" },
+		{ "5", '-', "-7", "12" },
+		{ "-0.5", '+', "1", "0.5" },
+		{ "1", '+', "10000000000000000000000",
+		    "10000000000000000000001" },
+		{ "10000000000000000000000", '-', "1",
+		    "9999999999999999999999" },
+		{ "1e20", '+', "1e-17",
+		    "100000000000000000000.00000000000000001" },
+		{ "12345678901234567890123456789012345677", '+', "1",
+		    "12345678901234567890123456789012345678" },
+		{ "99999999999999999999999999999999999999", '+', "1",
+		    "100000000000000000000000000000000000000" },
+		{ "1e125", '+', "8e125",
+		    "90000000000000000000000000000000000000000000000000000000"
+		    "00000000000000000000000000000000000000000000000000000000"
+		    "00000000000000" },
+		{ "1e-130", '+', "1e-130",
+		    "0.000000000000000000000000000000000000000000000000000000"
+		    "00000000000000000000000000000000000000000000000000000000"
+		    "00000000000000000002" },
+		{ "3e-130", '-', "1e-130",
+		    "0.000000000000000000000000000000000000000000000000000000"
+		    "00000000000000000000000000000000000000000000000000000000"
+		    "00000000000000000002" },
+		{ "1.5", '-', "1.5000", "0" },
+		{ "123.456", '+', "-23.456", "100" },
+		/* errors, checked in DynamoDB's order */
+		{ "9e125", '+', "9e125", "!2" },
+		{ "9e125", '-', "-9e125", "!2" },
+		{ "-9e125", '-', "9e125", "!2" },
+		{ "9.9999999999999999999999999999999999999e125", '+', "1e88",
+		    "!2" },
+		{ "1.1e-130", '-', "1e-130", "!3" },
+		{ "2e-130", '-', "1.5e-130", "!3" },
+		{ "-1e-130", '+', "1.5e-130", "!3" },
+		{ "1e50", '+', "1", "!2" },
+		{ "1e50", '-', "1", "!2" },
+		{ "12345678901234567890123456789012345678", '+', "0.1", "!2" },
+		{ "1e-100", '+', "1e-10", "!2" },
+		{ "99999999999999999999999999999999999999", '+', "0.5", "!2" },
+	};
+
+	return cr_make_param_array(
+	    struct arith_case, cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+ParameterizedTest(struct arith_case *c, number, add_and_sub_are_exact)
+{
+	number a = parse_ok(c->a), b = parse_ok(c->b), r, before;
+	char buf[NUMBER_FMT_MAX];
+	const char *msg = "unset";
+	kv_err e;
+
+	memset(&r, 0x5a, sizeof(r));
+	before = r;
+	e = c->op == '+' ? number_add(&a, &b, &r, &msg)
+			 : number_sub(&a, &b, &r, &msg);
+	if (c->want[0] == '!') {
+		cr_assert_eq(e, KV_EINVAL, "%s %c %s", c->a, c->op, c->b);
+		cr_expect_str_eq(msg, want_msgs[c->want[1] - '0']);
+		cr_expect_eq(memcmp(&r, &before, sizeof(r)), 0,
+		    "output written on error");
+		return;
+	}
+	cr_assert_eq(e, KV_OK, "%s %c %s: %s", c->a, c->op, c->b, msg);
+	cr_expect_null(msg);
+	number_format(&r, buf);
+	cr_expect_str_eq(buf, c->want, "%s %c %s", c->a, c->op, c->b);
+	/* The result is normalised: parsing its text gives the same. */
+	before = parse_ok(buf);
+	assert_same(&r, &before);
+}
+
+Test(number, add_results_are_normalised)
+{
+	const char *pairs[][2] = { { "0.5", "0.5" }, { "1.25", "-0.25" },
+		{ "1e10", "-1e10" }, { "100", "-99.9" }, { "-3", "2" } };
+	size_t i;
+
+	for (i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		number a = parse_ok(pairs[i][0]), b = parse_ok(pairs[i][1]), r;
+		char buf[NUMBER_FMT_MAX];
+		const char *msg;
+
+		cr_assert_eq(number_add(&a, &b, &r, &msg), KV_OK);
+		number_format(&r, buf);
+		number again = parse_ok(buf);
+
+		assert_same(&r, &again);
+	}
+}
+
+Test(number, add_and_sub_agree_with_cmp)
+{
+	/* a - b has the sign of number_cmp(a, b); (a + b) - b == a. */
+	const char *v[] = { "0", "1", "-1", "0.5", "123.456", "-9e100",
+		"1e-120", "99999999999999999999999999999999999999",
+		"-2.5e-3" };
+	size_t i, j;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		for (j = 0; j < sizeof(v) / sizeof(v[0]); j++) {
+			number a = parse_ok(v[i]), b = parse_ok(v[j]), d, s, t;
+			const char *msg;
+			int sign;
+
+			if (number_sub(&a, &b, &d, &msg) != KV_OK) {
+				cr_expect_str_eq(msg, MSG_OVERFLOW);
+				continue; /* more than 38 digits */
+			}
+			sign = d.ndigits == 0 ? 0 : d.neg ? -1 : 1;
+			cr_expect_eq(sign, sgn(number_cmp(&a, &b)), "%s - %s",
+			    v[i], v[j]);
+			if (number_add(&a, &b, &s, &msg) != KV_OK)
+				continue; /* more than 38 digits */
+			if (number_sub(&s, &b, &t, &msg) != KV_OK)
+				continue;
+			cr_expect_eq(number_cmp(&t, &a), 0, "(%s + %s) - %s",
+			    v[i], v[j], v[j]);
+		}
+	}
+}
+
+Test(number, from_u64_is_canonical)
+{
+	const uint64_t v[] = { 0, 1, 9, 10, 100, 12345, 1000000,
+		18446744073709551615ULL };
+	const char *want[] = { "0", "1", "9", "10", "100", "12345", "1000000",
+		"18446744073709551615" };
+	size_t i;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		char buf[NUMBER_FMT_MAX];
+		number n, again;
+
+		number_from_u64(v[i], &n);
+		number_format(&n, buf);
+		cr_expect_str_eq(buf, want[i]);
+		again = parse_ok(buf);
+		assert_same(&n, &again);
+	}
 }

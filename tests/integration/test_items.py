@@ -318,7 +318,7 @@ def test_projection_expression_with_plain_and_placeholder_names(
                          "attr1": {"S": "one"}}
     # Names the item does not have are left out; the key is not added.
     r = ddb.get_item(TableName=t, Key=key,
-                     ProjectionExpression="missing, attr2")
+                     ProjectionExpression="absent1, attr2")
     assert r["Item"] == {"attr2": {"N": "2"}}
     r = ddb.get_item(TableName=t, Key=key, ProjectionExpression="pk")
     assert r["Item"] == key

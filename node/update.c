@@ -1,0 +1,37 @@
+/*
+ * update.c — RPC_UPDATE: apply an update expression to one item, creating
+ * the item when it does not exist, as UpdateItem does. A missing item
+ * starts as its key attributes (carried in req->item), so the created item
+ * has its key and the update's attributes. The write path is in write.c.
+ */
+#include "codec.h"
+#include "expr.h"
+#include "node.h"
+
+static kv_err
+updated_item(const rpc_request *req, const expr_update *upd, arena *a,
+    const value *old_item, value **out, expr_err *err)
+{
+	value key, *v = arena_alloc(a, sizeof(*v));
+	if (v == NULL)
+		return KV_ENOMEM;
+	if (upd == NULL)
+		return KV_PROTO;
+	if (old_item == NULL) {
+		if (codec_decode(a, req->item, req->item_len, &key) != KV_OK ||
+		    key.type != VAL_M)
+			return KV_PROTO;
+		old_item = &key;
+	}
+	kv_err rv = expr_apply_update(a, upd, old_item, v, err);
+	if (rv != KV_OK)
+		return rv;
+	*out = v;
+	return KV_OK;
+}
+
+void
+update_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
+{
+	write_serve(n, req, a, resp, updated_item);
+}

@@ -308,8 +308,6 @@ get_operand(rbuf *r, expr_operand *o, int depth)
 	case EXPR_OPND_FUNC:
 		if (!get_byte(r, &b))
 			return false;
-		if (b < EXPR_FN_ATTRIBUTE_EXISTS || b > EXPR_FN_MINUS)
-			return fail(r, KV_CORRUPT);
 		o->fn = (expr_fn) b;
 		if (!get_count(r, 1, &o->nargs) ||
 		    (o->args = alloc(r, o->nargs, sizeof(*o->args))) == NULL)
@@ -317,7 +315,25 @@ get_operand(rbuf *r, expr_operand *o, int depth)
 		for (size_t i = 0; i < o->nargs; i++)
 			if (!get_operand(r, &o->args[i], depth + 1))
 				return false;
-		return true;
+		/* Only the shapes the parser builds, which evaluation expects. */
+		switch (o->fn) {
+		case EXPR_FN_SIZE:
+			if (o->nargs != 1 || o->args[0].kind != EXPR_OPND_PATH)
+				return fail(r, KV_CORRUPT);
+			return true;
+		case EXPR_FN_IF_NOT_EXISTS:
+			if (o->nargs != 2 || o->args[0].kind != EXPR_OPND_PATH)
+				return fail(r, KV_CORRUPT);
+			return true;
+		case EXPR_FN_LIST_APPEND:
+		case EXPR_FN_PLUS:
+		case EXPR_FN_MINUS:
+			if (o->nargs != 2)
+				return fail(r, KV_CORRUPT);
+			return true;
+		default:
+			return fail(r, KV_CORRUPT);
+		}
 	}
 	return fail(r, KV_CORRUPT);
 }
@@ -365,8 +381,26 @@ get_cond(rbuf *r, expr_cond **out, int depth)
 			return fail(r, KV_CORRUPT);
 		break;
 	case EXPR_COND_FUNC:
-		if (c->nops < 1 || c->fn == EXPR_FN_NONE)
+		switch (c->fn) {
+		case EXPR_FN_ATTRIBUTE_EXISTS:
+		case EXPR_FN_ATTRIBUTE_NOT_EXISTS:
+			if (c->nops != 1 || c->ops[0].kind != EXPR_OPND_PATH)
+				return fail(r, KV_CORRUPT);
+			break;
+		case EXPR_FN_ATTRIBUTE_TYPE:
+			if (c->nops != 2 || c->ops[0].kind != EXPR_OPND_PATH ||
+			    c->ops[1].kind != EXPR_OPND_VALUE)
+				return fail(r, KV_CORRUPT);
+			break;
+		case EXPR_FN_BEGINS_WITH:
+		case EXPR_FN_CONTAINS:
+		case EXPR_FN_NOT_CONTAINS:
+			if (c->nops != 2)
+				return fail(r, KV_CORRUPT);
+			break;
+		default:
 			return fail(r, KV_CORRUPT);
+		}
 		break;
 	case EXPR_COND_AND:
 	case EXPR_COND_OR:
@@ -424,6 +458,11 @@ expr_codec_decode_update(arena *a, const uint8_t *buf, size_t len,
 			act->val = alloc(&r, 1, sizeof(*act->val));
 			if (act->val == NULL || !get_operand(&r, act->val, 0))
 				return r.rv != KV_OK ? r.rv : KV_CORRUPT;
+			/* ADD and DELETE take a value; REMOVE takes nothing. */
+			if ((act->kind != EXPR_ACT_SET &&
+			    act->val->kind != EXPR_OPND_VALUE) ||
+			    act->kind == EXPR_ACT_REMOVE)
+				return KV_CORRUPT;
 		}
 	}
 	if (r.left != 0)

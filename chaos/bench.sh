@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# bench.sh — GetItem and PutItem throughput through the router, measured
-# with wrk (closed loop, 32 connections) against a fresh local cluster.
+# bench.sh — GetItem, PutItem and hot-counter UpdateItem throughput through
+# the router, measured with wrk (closed loop, 32 connections) against a
+# fresh local cluster.
 # Usage: chaos/bench.sh [SECONDS]  (./kv bench runs it). Prints one line
 # per operation: requests/s, p50 and p99 latency, non-200 answers.
 set -euo pipefail
@@ -46,3 +47,5 @@ run() {
 echo "kv bench: router + 3 nodes on $(nproc) cores, wrk -t2 -c32, ${secs}s each, 150-byte items, 10,000 keys"
 run put "$secs"
 run get "$secs"
+run counter "$secs"
+

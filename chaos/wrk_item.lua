@@ -1,6 +1,7 @@
--- wrk_item.lua — GetItem or PutItem requests on random keys of table
--- "bench" (hash key pk of type S), for ./kv bench. The operation comes
--- from the environment: KV_BENCH_OP=get|put, KV_BENCH_KEYS=N.
+-- wrk_item.lua — requests on table "bench" (hash key pk of type S), for
+-- ./kv bench. The operation comes from the environment: KV_BENCH_OP=get|put
+-- (random keys of KV_BENCH_KEYS=N) or counter (UpdateItem of one hot
+-- counter item: SET n = if_not_exists(n, :z) + :one).
 local op = os.getenv("KV_BENCH_OP") or "get"
 local keys = tonumber(os.getenv("KV_BENCH_KEYS") or "10000")
 local pad = string.rep("x", 150)
@@ -18,6 +19,13 @@ end
 
 request = function()
 	local k = math.random(0, keys - 1)
+	if op == "counter" then
+		wrk.headers["X-Amz-Target"] = "DynamoDB_20120810.UpdateItem"
+		return wrk.format(nil, "/", nil,
+			'{"TableName":"bench","Key":{"pk":{"S":"hot"}},' ..
+			'"UpdateExpression":"SET n = if_not_exists(n, :z) + :one",' ..
+			'"ExpressionAttributeValues":{":z":{"N":"0"},":one":{"N":"1"}}}')
+	end
 	if op == "put" then
 		wrk.headers["X-Amz-Target"] = "DynamoDB_20120810.PutItem"
 		return wrk.format(nil, "/", nil, string.format(

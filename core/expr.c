@@ -562,3 +562,52 @@ expr_update_paths(arena *a, const expr_update *u, expr_projection *out)
 		out->paths[i] = u->actions[i].path;
 	return KV_OK;
 }
+
+bool
+expr_elem_eq(const expr_path_elem *x, const expr_path_elem *y)
+{
+	if ((x->name == NULL) != (y->name == NULL))
+		return false;
+	if (x->name == NULL)
+		return x->index == y->index;
+	return x->name_len == y->name_len &&
+	    (x->name_len == 0 || memcmp(x->name, y->name, x->name_len) == 0);
+}
+
+expr_pnode *
+expr_pnode_child(arena *a, expr_pnode *n, const expr_path_elem *key)
+{
+	expr_pnode *k;
+	size_t i;
+
+	for (i = 0; i < n->nkids; i++) {
+		if (expr_elem_eq(n->kids[i]->key, key))
+			return n->kids[i];
+	}
+	if (n->nkids == n->cap) {
+		size_t cap = n->cap ? 2 * n->cap : 4;
+		expr_pnode **nk = arena_alloc(a, cap * sizeof(*nk));
+
+		if (nk == NULL)
+			return NULL;
+		if (n->nkids > 0)
+			memcpy(nk, n->kids, n->nkids * sizeof(*nk));
+		n->kids = nk;
+		n->cap = cap;
+	}
+	k = arena_alloc(a, sizeof(*k));
+	if (k == NULL)
+		return NULL;
+	k->key = key;
+	n->kids[n->nkids++] = k;
+	return k;
+}
+
+int
+expr_pnode_index_cmp(const void *x, const void *y)
+{
+	uint32_t a = (*(expr_pnode *const *) x)->key->index;
+	uint32_t b = (*(expr_pnode *const *) y)->key->index;
+
+	return a < b ? -1 : a > b;
+}

@@ -57,8 +57,15 @@
  * updates of key attributes, and for ReturnValues), expr_project (results,
  * ReturnValues UPDATED_*), expr_eval_condition (FilterExpression), and the
  * expr_legacy_* translators. The node: expr_eval_condition (condition
- * checks) and expr_apply_update, on the trees the router parsed (shipped
- * as text and parsed again on the node, or built from legacy parameters).
+ * checks) and expr_apply_update, on trees the router validated (the text
+ * and placeholders parsed again on the node, or the tree itself shipped).
+ *
+ * Limits. Expressions longer than EXPR_MAX_LEN bytes, with more than
+ * EXPR_MAX_OPERATORS operators and functions, an IN with more than
+ * EXPR_MAX_IN_OPERANDS operands or a path deeper than EXPR_MAX_PATH_DEPTH
+ * are refused with DynamoDB's messages. Deeper nesting than
+ * EXPR_MAX_NESTING is our own bound; it is reported as a syntax error on
+ * the offending token (DynamoDB has no such message).
  *
  * Not here: JSON (router/json.c), key-schema checks (which key attributes
  * an update may not touch, which key conditions a Query accepts: the
@@ -304,6 +311,47 @@ kv_err expr_parse_projection(arena *a, const char *s, size_t len,
  */
 kv_err expr_update_paths(arena *a, const expr_update *u,
     expr_projection *out);
+
+/* ---- key conditions (router) ---------------------------------------- */
+
+typedef enum expr_key_op {
+	EXPR_KEY_EQ = 1,
+	EXPR_KEY_LT,
+	EXPR_KEY_LE,
+	EXPR_KEY_GT,
+	EXPR_KEY_GE,
+	EXPR_KEY_BETWEEN,     /* v[0] and v[1] */
+	EXPR_KEY_BEGINS_WITH, /* v[0] */
+} expr_key_op;
+
+/* One condition of a KeyConditionExpression: attr op v[0] (and v[1]). */
+typedef struct expr_key_cond {
+	const char *attr; /* a top-level attribute name, borrowed */
+	size_t attr_len;
+	expr_key_op op; /* ":v < a" is returned as "a > :v" */
+	const value *v[2];
+} expr_key_cond;
+
+/*
+ * expr_key_conditions checks that c, parsed with EXPR_KEY_CONDITION, has a
+ * shape a key condition may have and returns its conditions in out[0..*n)
+ * (*n is 1 or 2), in the order written. KV_EINVAL messages, as DynamoDB's
+ * (no "Invalid KeyConditionExpression: " prefix): "Invalid operator used
+ * in KeyConditionExpression: OR" (also NOT, IN, <>, attribute_exists,
+ * attribute_not_exists, attribute_type, contains), "KeyConditionExpressions
+ * cannot contain nested operations" (size), "Invalid condition in
+ * KeyConditionExpression: BETWEEN operator must have the key attribute as
+ * its first operand" (and begins_with), "Invalid condition in
+ * KeyConditionExpression: Multiple attribute names used in one
+ * condition", "KeyConditionExpressions cannot have conditions on nested
+ * attributes", "Invalid condition in KeyConditionExpression: No key
+ * attribute specified", "KeyConditionExpressions must only contain one
+ * condition per key", "Conditions can be of length 1 or 2 only". Which
+ * attributes are keys ("Query condition missed key schema element") and
+ * which operators a hash key takes are the caller's checks.
+ */
+kv_err expr_key_conditions(const expr_cond *c, expr_key_cond out[2],
+    size_t *n, expr_err *err);
 
 /* ---- evaluation (node, and router for filters) ---------------------- */
 

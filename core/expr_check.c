@@ -12,6 +12,13 @@
  * per primitive condition (a comparison, BETWEEN, IN or a function): the
  * first primitive with such a problem decides, and within it that order.
  * Evaluation is in expr_eval.c and expr_update.c.
+ *
+ * FIXME: a few wordings are not confirmed against DynamoDB and were
+ * chosen in its style: the operator limit ("The expression contains too
+ * many operators; ..."), the IN limit ("The IN operator is provided with
+ * too many operands; ..."), and "The function is not allowed in a
+ * condition/an update expression; ..." (seen in another emulator). The
+ * class of the limits (first, before everything else) is also a guess.
  */
 #include "expr_int.h"
 

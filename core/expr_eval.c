@@ -6,6 +6,7 @@
  * nothing. Nothing here can fail: problems with the expression itself were
  * reported when it was parsed (expr_check.c). Updates are expr_update.c's.
  */
+#define _GNU_SOURCE /* memmem: linear time, unlike a naive search */
 #include "expr_int.h"
 
 #include <stdlib.h>
@@ -107,17 +108,9 @@ equal(const value *x, const value *y)
 static bool
 has_bytes(const char *hay, size_t n, const char *needle, size_t m)
 {
-	size_t i;
-
 	if (m == 0)
 		return true;
-	if (m > n)
-		return false;
-	for (i = 0; i + m <= n; i++) {
-		if (hay[i] == needle[0] && memcmp(hay + i, needle, m) == 0)
-			return true;
-	}
-	return false;
+	return m <= n && memmem(hay, n, needle, m) != NULL;
 }
 
 static bool
@@ -283,66 +276,9 @@ expr_eval_condition(const expr_cond *c, const value *item)
  * The projected paths as a tree: each node is one path element; a leaf
  * takes the whole value found there.
  */
-typedef struct pnode pnode;
-struct pnode {
-	const expr_path_elem *key;
-	bool leaf;
-	pnode **kids;
-	size_t nkids, cap;
-};
-
-static bool
-same_key(const expr_path_elem *x, const expr_path_elem *y)
-{
-	if ((x->name == NULL) != (y->name == NULL))
-		return false;
-	if (x->name == NULL)
-		return x->index == y->index;
-	return x->name_len == y->name_len &&
-	    (x->name_len == 0 || memcmp(x->name, y->name, x->name_len) == 0);
-}
-
-static pnode *
-child(arena *a, pnode *n, const expr_path_elem *key)
-{
-	pnode *k;
-	size_t i;
-
-	for (i = 0; i < n->nkids; i++) {
-		if (same_key(n->kids[i]->key, key))
-			return n->kids[i];
-	}
-	if (n->nkids == n->cap) {
-		size_t cap = n->cap ? 2 * n->cap : 4;
-		pnode **nk = arena_alloc(a, cap * sizeof(*nk));
-
-		if (nk == NULL)
-			return NULL;
-		if (n->nkids > 0)
-			memcpy(nk, n->kids, n->nkids * sizeof(*nk));
-		n->kids = nk;
-		n->cap = cap;
-	}
-	k = arena_alloc(a, sizeof(*k));
-	if (k == NULL)
-		return NULL;
-	k->key = key;
-	n->kids[n->nkids++] = k;
-	return k;
-}
-
-static int
-index_cmp(const void *x, const void *y)
-{
-	uint32_t a = (*(pnode *const *) x)->key->index;
-	uint32_t b = (*(pnode *const *) y)->key->index;
-
-	return a < b ? -1 : a > b;
-}
-
 /* project copies the parts of v under node n into *out; false if none. */
 static kv_err
-project(arena *a, const pnode *n, const value *v, bool top, value *out,
+project(arena *a, const expr_pnode *n, const value *v, bool top, value *out,
     bool *found)
 {
 	size_t i, k = 0;
@@ -361,7 +297,7 @@ project(arena *a, const pnode *n, const value *v, bool top, value *out,
 		if (out->u.attrs == NULL)
 			return KV_ENOMEM;
 		for (i = 0; i < n->nkids; i++) {
-			const pnode *c = n->kids[i];
+			const expr_pnode *c = n->kids[i];
 			const value *cv;
 			bool f;
 
@@ -384,7 +320,7 @@ project(arena *a, const pnode *n, const value *v, bool top, value *out,
 		return KV_OK;
 	}
 	if (v->type == VAL_L) {
-		pnode **kids = arena_alloc(a, (n->nkids + 1) * sizeof(*kids));
+		expr_pnode **kids = arena_alloc(a, (n->nkids + 1) * sizeof(*kids));
 		size_t m = 0;
 
 		out->type = VAL_L;
@@ -395,7 +331,7 @@ project(arena *a, const pnode *n, const value *v, bool top, value *out,
 			if (n->kids[i]->key->name == NULL)
 				kids[m++] = n->kids[i];
 		}
-		qsort(kids, m, sizeof(*kids), index_cmp);
+		qsort(kids, m, sizeof(*kids), expr_pnode_index_cmp);
 		for (i = 0; i < m; i++) {
 			bool f;
 
@@ -420,16 +356,16 @@ kv_err
 expr_project(arena *a, const value *item, const expr_projection *p,
     value *out)
 {
-	pnode root;
+	expr_pnode root;
 	size_t i, j;
 	bool found;
 
 	memset(&root, 0, sizeof(root));
 	for (i = 0; i < p->n; i++) {
-		pnode *n = &root;
+		expr_pnode *n = &root;
 
 		for (j = 0; j < p->paths[i].n && !n->leaf; j++) {
-			n = child(a, n, &p->paths[i].elems[j]);
+			n = expr_pnode_child(a, n, &p->paths[i].elems[j]);
 			if (n == NULL)
 				return KV_ENOMEM;
 		}

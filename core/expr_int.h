@@ -205,6 +205,34 @@ expr_value *expr_ctx_value(arena *a, expr_ctx *ctx, const char *key,
 /* expr_path_eq reports whether two resolved paths are identical. */
 bool expr_path_eq(const expr_path *x, const expr_path *y);
 
+/* expr_elem_eq reports whether two path elements are the same. */
+bool expr_elem_eq(const expr_path_elem *x, const expr_path_elem *y);
+
+/*
+ * A trie of document paths, merged element by element: projections mark
+ * the nodes where a path ends (leaf), updates hang their action and
+ * computed value on them. Nodes live in the caller's arena.
+ */
+typedef struct expr_pnode expr_pnode;
+struct expr_pnode {
+	const expr_path_elem *key; /* NULL at the root */
+	bool leaf;                 /* projection: a path ends here */
+	const expr_action *act;    /* update: the action at this path */
+	const value *set;          /* update: SET's computed value */
+	expr_pnode **kids;
+	size_t nkids, cap;
+};
+
+/*
+ * expr_pnode_child returns n's child for key, adding it when missing, or
+ * NULL when memory is exhausted.
+ */
+expr_pnode *expr_pnode_child(arena *a, expr_pnode *n,
+    const expr_path_elem *key);
+
+/* expr_pnode_index_cmp orders child pointers by list index (qsort). */
+int expr_pnode_index_cmp(const void *x, const void *y);
+
 /* expr_value_height is the nesting of M and L inside v (0 for a scalar),
  * counted up to limit + 1. */
 int expr_value_height(const value *v, int limit);

@@ -33,6 +33,11 @@ typedef enum val_type {
 /* Deepest nesting of M and L that DynamoDB accepts (an item is level 0). */
 #define VALUE_MAX_DEPTH 32
 
+/* DynamoDB's message for values nested deeper than that. */
+#define VALUE_NESTING_MSG                                                  \
+	"Nesting Levels have exceeded supported limits: Attributes in the " \
+	"item have nested levels beyond supported limit"
+
 typedef struct value value;
 typedef struct attr attr;
 

@@ -31,9 +31,6 @@ static const char MSG_MULTI[] = "Supplied AttributeValue has more than one "
 				"datatypes set, must contain exactly one of "
 				"the supported datatypes";
 /* Full text from the conformance suite's PartiQL tests. */
-static const char MSG_NESTING[] = "Nesting Levels have exceeded supported "
-				  "limits: Attributes in the item have "
-				  "nested levels beyond supported limit";
 static const char MSG_NULL_FALSE[] = "One or more parameter values were "
 				     "invalid: Null attribute value types "
 				     "must have the value of true";
@@ -788,7 +785,7 @@ convert(arena *a, const json_t *j, int depth, value *out, json_error *err)
 	kv_err e;
 
 	if (depth > VALUE_MAX_DEPTH)
-		return INVALID(err, "%s", MSG_NESTING);
+		return INVALID(err, "%s", VALUE_NESTING_MSG);
 	if (!json_is_object(j))
 		return INVALID(err, "%s", MSG_EMPTY); /* JSON null */
 	MEMBERS_FOREACH(j, &m)

@@ -600,3 +600,92 @@ ParameterizedTest(struct ucase *c, expr_update, table)
 	}
 	arena_fini(&a);
 }
+
+/* ---- scale -------------------------------------------------------------- */
+
+/* big_set makes a string set of n members "p<i>" for i in [from, from+n). */
+static value
+big_set(arena *a, const char *p, size_t from, size_t n)
+{
+	value v = { .type = VAL_SS, .len = n };
+	size_t i;
+
+	v.u.elems = arena_alloc(a, n * sizeof(value));
+	for (i = 0; i < n; i++) {
+		char buf[32];
+		int len = snprintf(buf, sizeof(buf), "%s%zu", p, from + i);
+
+		v.u.elems[i].type = VAL_S;
+		v.u.elems[i].u.bytes = arena_dup(a, buf, (size_t) len);
+		v.u.elems[i].len = (size_t) len;
+	}
+	return v;
+}
+
+Test(expr_update, big_sets_merge_in_n_log_n)
+{
+	value old = { .type = VAL_M, .len = 1 }, got, add, del;
+	expr_value vals[2];
+	expr_update *u;
+	expr_ctx ctx;
+	expr_err err;
+	attr at;
+	arena a;
+
+	arena_init(&a);
+	at.name = "s";
+	at.name_len = 1;
+	at.v = big_set(&a, "m", 0, 50000);
+	old.u.attrs = &at;
+	add = big_set(&a, "m", 25000, 50000);
+	del = big_set(&a, "m", 0, 60000);
+	vals[0] = (expr_value){ .key = ":a", .key_len = 2, .val = &add };
+	vals[1] = (expr_value){ .key = ":d", .key_len = 2, .val = &del };
+	expr_ctx_init(&ctx, NULL, 0, vals, 2);
+	cr_assert_eq(expr_parse_update(&a, "ADD s :a", 8, &ctx, &u, &err),
+	    KV_OK);
+	cr_assert_eq(expr_apply_update(&a, u, &old, &got, &err), KV_OK);
+	cr_assert_eq(got.u.attrs[0].v.len, 75000);
+	old = got;
+	cr_assert_eq(expr_parse_update(&a, "DELETE s :d", 11, &ctx, &u, &err),
+	    KV_OK);
+	cr_assert_eq(expr_apply_update(&a, u, &old, &got, &err), KV_OK);
+	cr_assert_eq(got.u.attrs[0].v.len, 15000);
+	arena_fini(&a);
+}
+
+Test(expr_update, big_strings_search_in_linear_time)
+{
+	size_t n = 400 * 1024;
+	char *hay, *needle;
+	value item = { .type = VAL_M, .len = 1 }, nv;
+	expr_value vals[1];
+	expr_cond *c;
+	expr_ctx ctx;
+	expr_err err;
+	attr at;
+	arena a;
+
+	arena_init(&a);
+	hay = arena_alloc(&a, n);
+	needle = arena_alloc(&a, n / 2);
+	memset(hay, 'a', n);
+	memset(needle, 'a', n / 2);
+	needle[n / 2 - 1] = 'b';
+	at.name = "s";
+	at.name_len = 1;
+	at.v = (value){ .type = VAL_S, .len = n };
+	at.v.u.bytes = hay;
+	item.u.attrs = &at;
+	nv = (value){ .type = VAL_S, .len = n / 2 };
+	nv.u.bytes = needle;
+	vals[0] = (expr_value){ .key = ":v", .key_len = 2, .val = &nv };
+	expr_ctx_init(&ctx, NULL, 0, vals, 1);
+	cr_assert_eq(expr_parse_condition(&a, EXPR_CONDITION,
+			 "contains(s, :v)", 15, &ctx, &c, &err),
+	    KV_OK);
+	cr_expect(!expr_eval_condition(c, &item));
+	hay[n - 1] = 'b';
+	cr_expect(expr_eval_condition(c, &item));
+	arena_fini(&a);
+}

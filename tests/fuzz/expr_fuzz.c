@@ -9,9 +9,10 @@
  * invariants (a result item encodes and decodes, arithmetic round-trips).
  * Not wired into CMake; build by hand, e.g.:
  *   clang-14 -g -O1 -fsanitize=fuzzer,address,undefined -I core \
- *     core/arena.c core/value.c core/number.c core/codec.c core/item.c \
- *     core/err.c core/expr.c core/expr_[celpru]*.c tests/fuzz/expr_fuzz.c \
- *     -o /tmp/expr_fuzz
+ *     core/[a-z]*.c tests/fuzz/expr_fuzz.c -lxxhash -o /tmp/expr_fuzz
+ * and run with the dictionary and seeds next to this file:
+ *   /tmp/expr_fuzz -max_len=4200 -dict=tests/fuzz/expr.dict \
+ *     tests/fuzz/corpus/expr
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -247,8 +248,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 2:
 		if (expr_parse_condition(&a, conds[data[0] % 6], s, len, &ctx,
 			&c, &err) == KV_OK) {
+			expr_key_cond kc[2];
+			size_t n;
+
 			(void) expr_eval_condition(c, &item);
 			(void) expr_eval_condition(c, NULL);
+			if (expr_key_conditions(c, kc, &n, &err) == KV_OK &&
+			    (n < 1 || n > 2))
+				abort();
 		}
 		break;
 	case 3:

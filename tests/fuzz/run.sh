@@ -23,7 +23,7 @@ cd "$out"
 log=$out/$target.log
 set +e
 "$bin" -max_total_time="$secs" -dict="$here/$target.dict" \
-	-print_final_stats=1 "$out/corpus-$target" >"$log" 2>&1
+	-max_len=4200 -print_final_stats=1 "$out/corpus-$target" >"$log" 2>&1
 rc=$?
 set -e
 execs=$(awk '/stat::number_of_executed_units/ { print $NF }' "$log")

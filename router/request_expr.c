@@ -316,8 +316,14 @@ req_exprs_read(api_ctx *c, json_t *body, unsigned which, req_exprs *out,
 		if ((which & members[i].flag) &&
 		    !req_string(body, members[i].expr, &texts[i], rep))
 			return false;
+	/*
+	 * GetItem has no ExpressionAttributeValues member (its projection
+	 * takes no values), so there it is ignored like any unknown member.
+	 */
+	values_j = NULL;
 	if (!req_object(body, "ExpressionAttributeNames", &names_j, rep) ||
-	    !req_object(body, "ExpressionAttributeValues", &values_j, rep))
+	    ((which & (REQ_EXPR_CONDITION | REQ_EXPR_UPDATE)) &&
+	    !req_object(body, "ExpressionAttributeValues", &values_j, rep)))
 		return false;
 	if ((which & REQ_EXPR_CONDITION) &&
 	    (!req_object(body, "Expected", &exp_j, rep) ||

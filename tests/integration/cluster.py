@@ -7,10 +7,11 @@ their output in log files next to it, and waits until the router answers
 GET / and every node answers kv-admin status.
 
 KV_ENDPOINT=http://host:port points the tests at a cluster that is already
-running instead (memcached's T_MEMD_USE_DAEMON). Nothing is started then,
-and tests that need to kill, start or restart processes are skipped with
-an explicit reason; kv-admin still works when KV_CONFIG names that
-cluster's file.
+running instead (memcached's T_MEMD_USE_DAEMON). Nothing is started then;
+tests that need to kill, start or restart processes carry the `processes`
+mark and fail with an explicit reason unless left out with
+-m 'not processes'; kv-admin works when KV_CONFIG names that cluster's
+file.
 
 Run as a program it serves a cluster until SIGTERM, for shell tests:
 
@@ -34,9 +35,11 @@ import urllib.request
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
-EXTERNAL_SKIP = ("KV_ENDPOINT points at an external cluster: this test "
-                 "kills or restarts cluster processes, which only a "
-                 "cluster started by the test fixture allows")
+EXTERNAL_REFUSED = ("KV_ENDPOINT points at an external cluster: this test "
+                    "kills or restarts cluster processes or reads its "
+                    "cluster file, which only a cluster started by the "
+                    "test fixture allows; leave such tests out with "
+                    "-m 'not processes'")
 
 _PR_SET_PDEATHSIG = 1
 
@@ -218,10 +221,12 @@ class Cluster:
         return path
 
     def require_processes(self):
-        """Skips the calling test when processes are not ours to manage."""
+        """Fails the calling test when processes are not ours to manage
+        (such tests carry the `processes` mark, so a run against an
+        external cluster leaves them out with -m 'not processes')."""
         if self.external:
             import pytest
-            pytest.skip(EXTERNAL_SKIP)
+            pytest.fail(EXTERNAL_REFUSED)
 
     # ---- lifecycle ----
 
@@ -346,8 +351,9 @@ class Cluster:
         """Runs kv-admin with this cluster's file; returns its stdout."""
         if self.config is None:
             import pytest
-            pytest.skip("KV_ENDPOINT is set without KV_CONFIG: kv-admin "
-                        "needs the external cluster's file")
+            pytest.fail("KV_ENDPOINT is set without KV_CONFIG: kv-admin "
+                        "needs the external cluster's file (" +
+                        EXTERNAL_REFUSED + ")")
         r = subprocess.run(
             [self._bin("cluster-config/kv-admin"), "--config", self.config]
             + [str(a) for a in args], cwd=self.dir or REPO,

@@ -17,6 +17,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cluster import Cluster  # noqa: E402
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "processes: kills, restarts or inspects the cluster's "
+        "own processes; needs a cluster started by the fixture (leave out "
+        "with -m 'not processes' when KV_ENDPOINT is set)")
+
+
 @pytest.fixture(scope="module")
 def cluster(request):
     c = Cluster()

@@ -4,8 +4,8 @@ answers, not hangs) and comes back, routers follow epoch changes, tables
 are deleted and re-created, ListTables pages, DescribeTable shows the
 table's lifecycle, and keys hash to the same partition across restarts.
 
-Tests that kill or restart processes are skipped when KV_ENDPOINT points
-at an external cluster (see cluster.py).
+Tests that kill or restart processes carry the `processes` mark: against
+an external cluster (KV_ENDPOINT) leave them out with -m 'not processes'.
 """
 
 import datetime
@@ -69,6 +69,7 @@ def partition_of_each(cluster, ddb, table, keys):
 
 # ---- (a) restart persistence ----
 
+@pytest.mark.processes
 def test_items_survive_a_restart_of_every_process(cluster, ddb):
     cluster.require_processes()
     name = "persist-" + uuid.uuid4().hex[:8]
@@ -96,6 +97,7 @@ def test_items_survive_a_restart_of_every_process(cluster, ddb):
 
 # ---- (b) a killed node ----
 
+@pytest.mark.processes
 def test_a_killed_node_fails_only_its_partitions_until_restarted(
         cluster, ddb):
     cluster.require_processes()
@@ -166,6 +168,7 @@ def test_a_killed_node_fails_only_its_partitions_until_restarted(
 
 # ---- (c) stale epochs ----
 
+@pytest.mark.processes
 def test_requests_succeed_across_epoch_bumps(cluster, ddb):
     name = "epoch-" + uuid.uuid4().hex[:8]
     make_table(ddb, name, range_key=True)
@@ -205,6 +208,7 @@ def test_requests_succeed_across_epoch_bumps(cluster, ddb):
     assert ddb.describe_table(TableName=name)["Table"]["ItemCount"] == 32
 
 
+@pytest.mark.processes
 def test_bump_epoch_of_unknown_table_or_partition_fails(cluster, ddb):
     name = "epoch2-" + uuid.uuid4().hex[:8]
     make_table(ddb, name)
@@ -379,6 +383,7 @@ def test_describe_table_right_after_create(cluster, ddb):
 
 # ---- (g) hash routing is stable ----
 
+@pytest.mark.processes
 def test_keys_stay_in_their_partitions_across_restarts(cluster, ddb):
     cluster.require_processes()
     name = "route-" + uuid.uuid4().hex[:8]

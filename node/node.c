@@ -36,6 +36,7 @@ node_dispatch(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 	case RPC_PUT: fn = put_serve; break;
 	case RPC_DELETE: fn = delete_serve; break;
 	case RPC_UPDATE: fn = update_serve; break;
+	case RPC_RANGE: fn = range_serve; break;
 	case RPC_CATALOG_GET: fn = catalog_node_get; break;
 	case RPC_CREATE_TABLE: fn = catalog_node_create; break;
 	case RPC_DELETE_TABLE: fn = catalog_node_delete; break;

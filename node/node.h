@@ -73,6 +73,8 @@ void delete_serve(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);
 void update_serve(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);
+void range_serve(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
 void assign_serve(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);
 void drop_table_serve(node *n, const rpc_request *req, arena *a,

@@ -57,6 +57,8 @@ typedef struct store_ops {
 	kv_err (*write)(store *s, const store_batch *b);
 	kv_err (*scan)(store *s, const uint8_t *lo, size_t lol,
 	    const uint8_t *hi, size_t hil, store_scan_fn fn, void *arg);
+	kv_err (*scan_rev)(store *s, const uint8_t *lo, size_t lol,
+	    const uint8_t *hi, size_t hil, store_scan_fn fn, void *arg);
 	void (*close)(store *s);
 } store_ops;
 
@@ -102,6 +104,17 @@ store_scan(store *s, const uint8_t *lo, size_t lol, const uint8_t *hi,
     size_t hil, store_scan_fn fn, void *arg)
 {
 	return s->ops->scan(s, lo, lol, hi, hil, fn, arg);
+}
+
+/*
+ * store_scan_rev is store_scan in descending byte order: every key in
+ * [lo, hi) from the largest down (hi NULL: from the last key).
+ */
+static inline kv_err
+store_scan_rev(store *s, const uint8_t *lo, size_t lol, const uint8_t *hi,
+    size_t hil, store_scan_fn fn, void *arg)
+{
+	return s->ops->scan_rev(s, lo, lol, hi, hil, fn, arg);
 }
 
 /* store_close closes the store; accepts NULL. */

@@ -177,6 +177,23 @@ mem_scan(store *s, const uint8_t *lo, size_t lol, const uint8_t *hi,
 	return KV_OK;
 }
 
+static kv_err
+mem_scan_rev(store *s, const uint8_t *lo, size_t lol, const uint8_t *hi,
+    size_t hil, store_scan_fn fn, void *arg)
+{
+	mem *m = (mem *) s;
+	pthread_rwlock_rdlock(&m->lock);
+	size_t end = hi != NULL ? lower_bound_locked(m, hi, hil) : m->n;
+	for (size_t i = end; i-- > 0;) {
+		if (keycmp(m->e[i].k, m->e[i].kl, lo, lol) < 0)
+			break;
+		if (!fn(arg, m->e[i].k, m->e[i].kl, m->e[i].v, m->e[i].vl))
+			break;
+	}
+	pthread_rwlock_unlock(&m->lock);
+	return KV_OK;
+}
+
 static void
 mem_close(store *s)
 {
@@ -191,6 +208,7 @@ static const store_ops mem_ops = {
 	.get = mem_get,
 	.write = mem_write,
 	.scan = mem_scan,
+	.scan_rev = mem_scan_rev,
 	.close = mem_close,
 };
 

@@ -117,6 +117,42 @@ rocks_scan(store *s, const uint8_t *lo, size_t lol, const uint8_t *hi,
 	return take_err(err);
 }
 
+static kv_err
+rocks_scan_rev(store *s, const uint8_t *lo, size_t lol, const uint8_t *hi,
+    size_t hil, store_scan_fn fn, void *arg)
+{
+	rocks *r = (rocks *) s;
+	rocksdb_iterator_t *it = rocksdb_create_iterator(r->db, r->ropts);
+	char *err = NULL;
+	if (it == NULL)
+		return KV_ENOMEM;
+	if (hi == NULL) {
+		rocksdb_iter_seek_to_last(it);
+	} else {
+		/* The last key <= hi, then step below hi (hi is exclusive). */
+		rocksdb_iter_seek_for_prev(it, (const char *) hi, hil);
+		if (rocksdb_iter_valid(it)) {
+			size_t kl;
+			const char *k = rocksdb_iter_key(it, &kl);
+			if (kl == hil && memcmp(k, hi, hil) == 0)
+				rocksdb_iter_prev(it);
+		}
+	}
+	for (; rocksdb_iter_valid(it); rocksdb_iter_prev(it)) {
+		size_t kl, vl;
+		const char *k = rocksdb_iter_key(it, &kl);
+		const char *v = rocksdb_iter_value(it, &vl);
+		int c = memcmp(k, lo, kl < lol ? kl : lol);
+		if (c < 0 || (c == 0 && kl < lol))
+			break;
+		if (!fn(arg, (const uint8_t *) k, kl, (const uint8_t *) v, vl))
+			break;
+	}
+	rocksdb_iter_get_error(it, &err);
+	rocksdb_iter_destroy(it);
+	return take_err(err);
+}
+
 static void
 rocks_close(store *s)
 {
@@ -140,6 +176,7 @@ static const store_ops rocks_ops = {
 	.get = rocks_get,
 	.write = rocks_write,
 	.scan = rocks_scan,
+	.scan_rev = rocks_scan_rev,
 	.close = rocks_close,
 };
 

@@ -104,6 +104,7 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 		}
 		old_v = &old_item;
 	}
+	resp->old_size = found ? record_size(old) : 0;
 	if (cond != NULL && !expr_eval_condition(cond, old_v)) {
 		resp->code = KV_COND_FAILED;
 		if (req->return_on_failure && old_v != NULL)
@@ -120,6 +121,7 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 	size_t size = 0;
 	if (new_v != NULL) {
 		size = item_size(new_v);
+		resp->new_size = (uint32_t) size;
 		if (size > ITEM_MAX_SIZE) {
 			fail_with(a, resp, KV_EINVAL, upd != NULL ?
 			    "Item size to update has exceeded the maximum "

@@ -288,6 +288,14 @@ wire_pack_request(const rpc_request *r, uint8_t **out, size_t *len)
 	pb.update.data = (uint8_t *) r->update;
 	pb.update.len = r->update_len;
 	pb.return_on_failure = r->return_on_failure;
+	pb.range_lo.data = (uint8_t *) r->range_lo;
+	pb.range_lo.len = r->range_lo_len;
+	pb.range_hi.data = (uint8_t *) r->range_hi;
+	pb.range_hi.len = r->range_hi_len;
+	pb.has_hi = r->range_hi != NULL;
+	pb.backward = r->backward;
+	pb.limit = r->limit;
+	pb.max_bytes = r->max_bytes;
 	pb.return_values = r->return_values;
 	pb.consistent = r->consistent;
 	if (r->table_name != NULL)
@@ -326,6 +334,19 @@ wire_unpack_request(const uint8_t *buf, size_t len, arena *a,
 	r->condition = copy_bytes(a, &pb->condition, &r->condition_len);
 	r->update = copy_bytes(a, &pb->update, &r->update_len);
 	r->return_on_failure = pb->return_on_failure;
+	r->range_lo = copy_bytes(a, &pb->range_lo, &r->range_lo_len);
+	if (pb->has_hi) {
+		r->range_hi = copy_bytes(a, &pb->range_hi, &r->range_hi_len);
+		if (r->range_hi == NULL)
+			r->range_hi = (const uint8_t *) ""; /* empty bound */
+	}
+	r->backward = pb->backward;
+	r->limit = pb->limit;
+	r->max_bytes = pb->max_bytes;
+	if (pb->range_lo.len > 0 && r->range_lo == NULL) {
+		rv = KV_ENOMEM;
+		goto out;
+	}
 	if ((pb->key.len > 0 && r->key == NULL) ||
 	    (pb->item.len > 0 && r->item == NULL) ||
 	    (pb->condition.len > 0 && r->condition == NULL) ||
@@ -385,6 +406,7 @@ wire_pack_response(const rpc_response *r, uint8_t **out, size_t *len)
 	pb_table_buf tb;
 	bool have_cat = false, have_table = false;
 	Kv__PartStats *stats = NULL, **statp = NULL;
+	ProtobufCBinaryData *items = NULL;
 	kv_err rv = KV_OK;
 
 	pb.code = r->code;
@@ -424,8 +446,28 @@ wire_pack_response(const rpc_response *r, uint8_t **out, size_t *len)
 		pb.n_stats = r->n_stats;
 		pb.stats = statp;
 	}
+	pb.scanned = r->scanned;
+	pb.read_bytes = r->read_bytes;
+	pb.last_item.data = (uint8_t *) r->last_item;
+	pb.last_item.len = r->last_item_len;
+	pb.old_size = r->old_size;
+	pb.new_size = r->new_size;
+	if (r->n_items > 0) {
+		items = calloc(r->n_items, sizeof(*items));
+		if (items == NULL) {
+			rv = KV_ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < r->n_items; i++) {
+			items[i].data = (uint8_t *) r->items[i];
+			items[i].len = r->item_lens[i];
+		}
+		pb.n_items = r->n_items;
+		pb.items = items;
+	}
 	rv = pack(&pb.base, out, len);
 out:
+	free(items);
 	if (have_cat)
 		catalog_buf_fini(&cb);
 	if (have_table)
@@ -472,6 +514,29 @@ wire_unpack_response(const uint8_t *buf, size_t len, arena *a,
 			r->stats[i].bytes = pb->stats[i]->bytes;
 		}
 		r->n_stats = pb->n_stats;
+	}
+	r->scanned = pb->scanned;
+	r->read_bytes = pb->read_bytes;
+	r->old_size = pb->old_size;
+	r->new_size = pb->new_size;
+	r->last_item = copy_bytes(a, &pb->last_item, &r->last_item_len);
+	if (pb->n_items > 0) {
+		r->items = arena_alloc(a, pb->n_items * sizeof(*r->items));
+		r->item_lens = arena_alloc(a, pb->n_items * sizeof(size_t));
+		if (r->items == NULL || r->item_lens == NULL) {
+			rv = KV_ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < pb->n_items; i++) {
+			r->items[i] = copy_bytes(a, &pb->items[i],
+			    &r->item_lens[i]);
+			if (r->items[i] == NULL) {
+				/* Items are never empty: an M has a type byte. */
+				rv = pb->items[i].len == 0 ? KV_PROTO : KV_ENOMEM;
+				goto out;
+			}
+		}
+		r->n_items = pb->n_items;
 	}
 	if (pb->catalog != NULL &&
 	    (rv = catalog_from_pb(pb->catalog, &r->cat)) != KV_OK)

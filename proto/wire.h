@@ -25,6 +25,7 @@ typedef enum rpc_op {
 	RPC_PUT = 3,          /* write one item */
 	RPC_DELETE = 4,       /* delete one item */
 	RPC_UPDATE = 5,       /* apply an update to one item */
+	RPC_RANGE = 6,        /* read a key range of one partition */
 	RPC_CATALOG_GET = 10, /* catalog node: current catalog */
 	RPC_CREATE_TABLE = 11, /* catalog node: add a table */
 	RPC_DELETE_TABLE = 12, /* catalog node: remove a table */
@@ -56,6 +57,13 @@ typedef struct rpc_request {
 	const uint8_t *update;    /* expr_codec bytes (UPDATE) */
 	size_t update_len;
 	bool return_on_failure;   /* a failed condition returns the item */
+	const uint8_t *range_lo;  /* RANGE: [range_lo, range_hi) */
+	size_t range_lo_len;
+	const uint8_t *range_hi;  /* NULL: to the partition's end */
+	size_t range_hi_len;
+	bool backward;            /* RANGE: descending key order */
+	uint32_t limit;           /* RANGE: items to read at most; 0: any */
+	uint64_t max_bytes;       /* RANGE: stop once this much was read */
 	rpc_return return_values;
 	bool consistent;
 	const table *table;     /* CREATE_TABLE, ASSIGN; see wire_request_fini */
@@ -82,6 +90,14 @@ typedef struct rpc_response {
 	table *table;        /* CREATE_TABLE, DELETE_TABLE: the table */
 	part_stats *stats;
 	size_t n_stats;
+	const uint8_t **items; /* RANGE: codec bytes of the matching items */
+	size_t *item_lens;
+	size_t n_items;
+	uint32_t scanned;      /* RANGE: items read */
+	uint64_t read_bytes;   /* RANGE: their sizes, summed */
+	const uint8_t *last_item; /* RANGE: set when it stopped early */
+	size_t last_item_len;
+	uint32_t old_size, new_size; /* writes: for capacity units */
 } rpc_response;
 
 /*

@@ -27,6 +27,8 @@ static const struct {
 	{ "GetItem", ops_item_get },
 	{ "DeleteItem", ops_item_delete },
 	{ "UpdateItem", ops_item_update },
+	{ "Query", ops_read_query },
+	{ "Scan", ops_read_scan },
 };
 
 void

@@ -25,7 +25,18 @@ static const struct {
 	{ REQ_EXPR_UPDATE, "UpdateExpression", "AttributeUpdates" },
 	{ REQ_EXPR_CONDITION, "ConditionExpression", "Expected" },
 	{ REQ_EXPR_PROJECTION, "ProjectionExpression", "AttributesToGet" },
+	{ REQ_EXPR_FILTER, "FilterExpression", "QueryFilter" },
+	{ REQ_EXPR_KEY, "KeyConditionExpression", "KeyConditions" },
 };
+
+/* The legacy member of m for this operation (Scan's filter differs). */
+static const char *
+legacy_name(size_t m, unsigned which)
+{
+	if (members[m].flag == REQ_EXPR_FILTER && (which & REQ_EXPR_SCAN))
+		return "ScanFilter";
+	return members[m].legacy;
+}
 #define N_MEMBERS (sizeof(members) / sizeof(members[0]))
 
 static bool
@@ -51,7 +62,8 @@ list_present(json_t *body, unsigned which, bool legacy, char *buf,
 	size_t used = 0;
 	buf[0] = '\0';
 	for (size_t i = 0; i < N_MEMBERS; i++) {
-		const char *m = legacy ? members[i].legacy : members[i].expr;
+		const char *m = legacy ? legacy_name(i, which) :
+		    members[i].expr;
 		if (!(which & members[i].flag) ||
 		    json_object_get(body, m) == NULL ||
 		    json_is_null(json_object_get(body, m)))
@@ -212,6 +224,62 @@ read_expected(api_ctx *c, json_t *exp_j, const char *op, expr_cond **out,
 	return true;
 }
 
+/*
+ * QueryFilter, ScanFilter or KeyConditions -> one condition: each entry is
+ * {ComparisonOperator, AttributeValueList}, joined by ConditionalOperator
+ * (KeyConditions always by AND).
+ */
+static bool
+read_legacy_filter(api_ctx *c, json_t *f_j, bool or, expr_cond **out,
+    reply *rep)
+{
+	size_t n = json_object_size(f_j), i = 0;
+	expr_cond **conds = arena_alloc(c->a, (n + 1) * sizeof(*conds));
+	const char *attr;
+	json_t *e;
+	expr_err err;
+	json_error jerr;
+
+	if (conds == NULL)
+		return errors_from_kv(rep, KV_ENOMEM), false;
+	json_object_foreach(f_j, attr, e) {
+		const char *op;
+		json_t *list, *lv;
+		size_t k;
+		if (!json_is_object(e))
+			return errors_reply(rep, ERR_SERIALIZATION, "Expected "
+			    "null"), false;
+		if (!req_string(e, "ComparisonOperator", &op, rep) ||
+		    !req_array(e, "AttributeValueList", &list, rep))
+			return false;
+		if (op == NULL)
+			return invalid(rep, "1 validation error detected: Value "
+			    "null at 'comparisonOperator' failed to satisfy "
+			    "constraint: Member must not be null");
+		size_t nl = list != NULL ? json_array_size(list) : 0;
+		value *vals = arena_alloc(c->a, (nl + 1) * sizeof(value));
+		if (vals == NULL)
+			return errors_from_kv(rep, KV_ENOMEM), false;
+		if (list != NULL) {
+			json_array_foreach(list, k, lv) {
+				if (json_to_value(c->a, lv, 0, &vals[k],
+				    &jerr) != KV_OK)
+					return from_json_error(rep, &jerr);
+			}
+		}
+		kv_err rv = expr_legacy_filter(c->a, attr, strlen(attr), op,
+		    strlen(op), vals, nl, &conds[i++], &err);
+		if (rv == KV_EINVAL)
+			return invalid(rep, err.msg);
+		if (rv != KV_OK)
+			return errors_from_kv(rep, rv), false;
+	}
+	*out = expr_legacy_join(c->a, conds, n, or);
+	if (*out == NULL)
+		return errors_from_kv(rep, KV_ENOMEM), false;
+	return true;
+}
+
 /* AttributeUpdates -> an update. */
 static bool
 read_attribute_updates(api_ctx *c, json_t *au_j, expr_update **out,
@@ -302,6 +370,7 @@ req_exprs_read(api_ctx *c, json_t *body, unsigned which, req_exprs *out,
 {
 	const char *texts[N_MEMBERS] = { NULL };
 	json_t *names_j, *values_j, *exp_j = NULL, *au_j = NULL, *atg = NULL;
+	json_t *filter_j = NULL, *keyc_j = NULL;
 	const char *cond_op = NULL;
 	expr_name *names = NULL;
 	expr_value *values = NULL;
@@ -322,12 +391,21 @@ req_exprs_read(api_ctx *c, json_t *body, unsigned which, req_exprs *out,
 	 */
 	values_j = NULL;
 	if (!req_object(body, "ExpressionAttributeNames", &names_j, rep) ||
-	    ((which & (REQ_EXPR_CONDITION | REQ_EXPR_UPDATE)) &&
+	    ((which & ~(unsigned) REQ_EXPR_PROJECTION) != 0 &&
 	    !req_object(body, "ExpressionAttributeValues", &values_j, rep)))
 		return false;
+	if ((which & (REQ_EXPR_CONDITION | REQ_EXPR_FILTER)) &&
+	    !req_string(body, "ConditionalOperator", &cond_op, rep))
+		return false;
 	if ((which & REQ_EXPR_CONDITION) &&
-	    (!req_object(body, "Expected", &exp_j, rep) ||
-	    !req_string(body, "ConditionalOperator", &cond_op, rep)))
+	    !req_object(body, "Expected", &exp_j, rep))
+		return false;
+	if ((which & REQ_EXPR_FILTER) && !req_object(body,
+	    (which & REQ_EXPR_SCAN) ? "ScanFilter" : "QueryFilter", &filter_j,
+	    rep))
+		return false;
+	if ((which & REQ_EXPR_KEY) &&
+	    !req_object(body, "KeyConditions", &keyc_j, rep))
 		return false;
 	if ((which & REQ_EXPR_UPDATE) &&
 	    !req_object(body, "AttributeUpdates", &au_j, rep))
@@ -403,6 +481,12 @@ req_exprs_read(api_ctx *c, json_t *body, unsigned which, req_exprs *out,
 		return false;
 	if (atg != NULL && !read_attributes_to_get(c, atg, &out->proj, rep))
 		return false;
+	if (filter_j != NULL && !read_legacy_filter(c, filter_j,
+	    cond_op != NULL && strcmp(cond_op, "OR") == 0, &out->filter, rep))
+		return false;
+	if (keyc_j != NULL && !read_legacy_filter(c, keyc_j, false, &out->key,
+	    rep))
+		return false;
 	if (!any_expr)
 		return true;
 
@@ -421,6 +505,14 @@ req_exprs_read(api_ctx *c, json_t *body, unsigned which, req_exprs *out,
 		case REQ_EXPR_CONDITION:
 			rv = expr_parse_condition(c->a, EXPR_CONDITION, s, len,
 			    &out->ctx, &out->cond, &err);
+			break;
+		case REQ_EXPR_FILTER:
+			rv = expr_parse_condition(c->a, EXPR_FILTER, s, len,
+			    &out->ctx, &out->filter, &err);
+			break;
+		case REQ_EXPR_KEY:
+			rv = expr_parse_condition(c->a, EXPR_KEY_CONDITION, s,
+			    len, &out->ctx, &out->key, &err);
 			break;
 		default:
 			rv = expr_parse_projection(c->a, s, len, &out->ctx,

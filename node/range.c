@@ -1,0 +1,152 @@
+/*
+ * range.c — RPC_RANGE: read a key range of one partition, for Query and
+ * Scan. The router names the range in storage keys; the node clamps it to
+ * the partition it owns (a read never crosses a partition), walks it in
+ * either direction, and stops after `limit` items or once the items read
+ * add up to `max_bytes` (DynamoDB's 1 MB page counts items read, before
+ * any filter). The filter, if any, runs here, so items it drops never
+ * travel; they are still counted as read and paid for.
+ *
+ * A RocksDB iterator reads one consistent snapshot, so a page never sees
+ * half of a concurrent write batch. No partition mutex is taken.
+ */
+#include <string.h>
+
+#include "codec.h"
+#include "expr_codec.h"
+#include "keyenc.h"
+#include "node.h"
+
+typedef struct walk {
+	arena *a;
+	const expr_cond *filter;
+	uint32_t limit;
+	uint64_t max_bytes;
+	rpc_response *resp;
+	size_t cap;
+	bool stopped; /* by limit or size, not by the end of the range */
+} walk;
+
+static bool
+keep(walk *w, const uint8_t *item, size_t len)
+{
+	rpc_response *r = w->resp;
+	if (r->n_items == w->cap) {
+		size_t cap = w->cap == 0 ? 64 : w->cap * 2;
+		const uint8_t **items = arena_alloc(w->a, cap * sizeof(*items));
+		size_t *lens = arena_alloc(w->a, cap * sizeof(*lens));
+		if (items == NULL || lens == NULL)
+			return false;
+		if (r->n_items > 0) {
+			memcpy(items, r->items, r->n_items * sizeof(*items));
+			memcpy(lens, r->item_lens, r->n_items * sizeof(*lens));
+		}
+		r->items = items;
+		r->item_lens = lens;
+		w->cap = cap;
+	}
+	r->items[r->n_items] = (const uint8_t *) arena_dup(w->a, item, len);
+	if (r->items[r->n_items] == NULL)
+		return false;
+	r->item_lens[r->n_items++] = len;
+	return true;
+}
+
+static bool
+visit(void *arg, const uint8_t *k, size_t kl, const uint8_t *v, size_t vl)
+{
+	walk *w = arg;
+	rpc_response *r = w->resp;
+	if (vl < RECORD_HEADER) {
+		r->code = KV_CORRUPT;
+		return false;
+	}
+	const uint8_t *item = v + RECORD_HEADER;
+	size_t len = vl - RECORD_HEADER;
+	r->scanned++;
+	r->read_bytes += record_size(v);
+	bool pass = true;
+	if (w->filter != NULL) {
+		value decoded;
+		if (codec_decode(w->a, item, len, &decoded) != KV_OK) {
+			r->code = KV_CORRUPT;
+			return false;
+		}
+		pass = expr_eval_condition(w->filter, &decoded);
+	}
+	if (pass && !keep(w, item, len)) {
+		r->code = KV_ENOMEM;
+		return false;
+	}
+	if ((w->limit != 0 && r->scanned >= w->limit) ||
+	    (w->max_bytes != 0 && r->read_bytes >= w->max_bytes)) {
+		w->stopped = true;
+		r->last_item = (const uint8_t *) arena_dup(w->a, item, len);
+		r->last_item_len = len;
+		if (r->last_item == NULL)
+			r->code = KV_ENOMEM;
+		return false;
+	}
+	return true;
+}
+
+/* Returns the larger (or smaller) of two byte strings. */
+static const uint8_t *
+pick(const uint8_t *x, size_t xl, const uint8_t *y, size_t yl, bool larger,
+    size_t *len)
+{
+	int c = memcmp(x, y, xl < yl ? xl : yl);
+	if (c == 0)
+		c = xl < yl ? -1 : xl > yl;
+	bool take_x = larger ? c >= 0 : c <= 0;
+	*len = take_x ? xl : yl;
+	return take_x ? x : y;
+}
+
+void
+range_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
+{
+	expr_cond *filter = NULL;
+	uint8_t plo[KEYENC_PREFIX], phi[KEYENC_PREFIX];
+	size_t phil;
+
+	if (req->table_id == 0 || (req->condition != NULL &&
+	    expr_codec_decode_cond(a, req->condition, req->condition_len,
+	    &filter) != KV_OK)) {
+		resp->code = KV_PROTO;
+		return;
+	}
+	pthread_rwlock_rdlock(&n->parts.lock);
+	part *p = part_map_find_locked(&n->parts, req->table_id, req->part);
+	if (p == NULL || p->epoch != req->epoch) {
+		resp->code = KV_STALE_ROUTE;
+		goto out;
+	}
+	/* The partition's own key range: [table|lo, table|last+1). */
+	keyenc_range_prefix(req->table_id, p->lo, plo);
+	if (p->last == UINT64_MAX) {
+		keyenc_table_prefix(req->table_id + 1, phi);
+		phil = 4;
+	} else {
+		keyenc_range_prefix(req->table_id, p->last + 1, phi);
+		phil = KEYENC_PREFIX;
+	}
+	size_t lol, hil;
+	const uint8_t *lo = pick(req->range_lo != NULL ? req->range_lo : plo,
+	    req->range_lo != NULL ? req->range_lo_len : sizeof(plo), plo,
+	    sizeof(plo), true, &lol);
+	const uint8_t *hi = req->range_hi != NULL ? pick(req->range_hi,
+	    req->range_hi_len, phi, phil, false, &hil) : phi;
+	if (req->range_hi == NULL)
+		hil = phil;
+	walk w = { .a = a, .filter = filter, .limit = req->limit,
+		.max_bytes = req->max_bytes, .resp = resp };
+	resp->code = KV_OK;
+	kv_err rv = req->backward ?
+	    store_scan_rev(n->st, lo, lol, hi, hil, visit, &w) :
+	    store_scan(n->st, lo, lol, hi, hil, visit, &w);
+	if (rv != KV_OK)
+		resp->code = rv;
+out:
+	pthread_rwlock_unlock(&n->parts.lock);
+}

@@ -1,0 +1,781 @@
+/*
+ * ops_read.c — Query and Scan.
+ *
+ * Both read ranges of storage keys with RPC_RANGE, one partition at a
+ * time. A Query's key condition becomes one key range inside one item
+ * collection (core/keyenc.h: an item collection is one contiguous range
+ * and the sort-key encoding preserves DynamoDB's order, so each sort-key
+ * operator is a pair of byte bounds). A Scan walks the partitions in hash
+ * order, or only the hash slice of its segment. A page stops after Limit
+ * items read or once the items read reach 1 MB; LastEvaluatedKey is the
+ * key of the last item read, and ExclusiveStartKey resumes right after it
+ * (by storage key, so a resumed Scan also survives partition changes).
+ * The filter runs on the nodes; projection here.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "codec.h"
+#include "conn.h"
+#include "errors.h"
+#include "expr_codec.h"
+#include "json.h"
+#include "keyenc.h"
+#include "request.h"
+#include "request_expr.h"
+#include "route.h"
+
+#define PAGE_BYTES (1024u * 1024u)
+#define STALE_RETRIES 8
+
+typedef enum select_mode {
+	SELECT_ALL = 1,
+	SELECT_SPECIFIC,
+	SELECT_COUNT,
+} select_mode;
+
+/* A read request, parsed and checked. */
+typedef struct read_req {
+	const char *table;
+	req_exprs x;
+	uint32_t limit;       /* 0: none */
+	bool consistent;
+	bool backward;        /* Query: ScanIndexForward false */
+	select_mode select;
+	value esk;            /* ExclusiveStartKey */
+	bool has_esk;
+	uint32_t segment, total_segments; /* Scan; total 0: not parallel */
+	const char *capacity; /* ReturnConsumedCapacity, NULL: NONE */
+} read_req;
+
+/* The page being built. */
+typedef struct page {
+	json_t *items;
+	uint32_t count, scanned;
+	uint64_t read_bytes;
+	value last;           /* last item read, when the page stopped early */
+	bool stopped;
+} page;
+
+/* bytes_cmp compares two byte strings as memcmp would order keys. */
+static int
+bytes_cmp(const uint8_t *x, size_t xl, const uint8_t *y, size_t yl)
+{
+	int c = memcmp(x, y, xl < yl ? xl : yl);
+	return c != 0 ? c : xl < yl ? -1 : xl > yl;
+}
+
+/* Appends a prefix successor: the first key after every key with prefix
+ * p[0..n) (trailing 0xFF bytes dropped, the last byte incremented). */
+static size_t
+successor(uint8_t *p, size_t n)
+{
+	while (n > 0 && p[n - 1] == 0xFF)
+		n--;
+	if (n > 0)
+		p[n - 1]++;
+	return n;
+}
+
+static bool
+read_common(api_ctx *c, json_t *body, unsigned which, read_req *r,
+    reply *out)
+{
+	req_errors e = { 0 };
+	json_t *limit_j, *esk_j;
+	const char *select, *index;
+
+	memset(r, 0, sizeof(*r));
+	if (!req_string(body, "TableName", &r->table, out) ||
+	    !req_string(body, "IndexName", &index, out) ||
+	    !req_integer(body, "Limit", &limit_j, out) ||
+	    !req_bool(body, "ConsistentRead", &r->consistent, out) ||
+	    !req_string(body, "Select", &select, out) ||
+	    !req_object(body, "ExclusiveStartKey", &esk_j, out) ||
+	    !req_string(body, "ReturnConsumedCapacity", &r->capacity, out))
+		return false;
+	req_check_table_name(&e, r->table, "tableName");
+	if (limit_j != NULL && json_integer_value(limit_j) < 1)
+		req_errors_add(&e, "Value '%lld' at 'limit' failed to satisfy "
+		    "constraint: Member must have value greater than or equal "
+		    "to 1", (long long) json_integer_value(limit_j));
+	if (select != NULL && strcmp(select, "ALL_ATTRIBUTES") != 0 &&
+	    strcmp(select, "SPECIFIC_ATTRIBUTES") != 0 &&
+	    strcmp(select, "COUNT") != 0 &&
+	    strcmp(select, "ALL_PROJECTED_ATTRIBUTES") != 0)
+		req_errors_add(&e, "Value '%s' at 'select' failed to satisfy "
+		    "constraint: Member must satisfy enum value set: "
+		    "[SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, "
+		    "ALL_PROJECTED_ATTRIBUTES]", select);
+	if (r->capacity != NULL && strcmp(r->capacity, "INDEXES") != 0 &&
+	    strcmp(r->capacity, "TOTAL") != 0 &&
+	    strcmp(r->capacity, "NONE") != 0)
+		req_errors_add(&e, "Value '%s' at 'returnConsumedCapacity' "
+		    "failed to satisfy constraint: Member must satisfy enum "
+		    "value set: [INDEXES, TOTAL, NONE]", r->capacity);
+	if (req_errors_reply(&e, out))
+		return false;
+	if (limit_j != NULL)
+		r->limit = json_integer_value(limit_j) > UINT32_MAX ?
+		    UINT32_MAX : (uint32_t) json_integer_value(limit_j);
+	if (!req_exprs_read(c, body, which, &r->x, out))
+		return false;
+	r->select = r->x.proj != NULL ? SELECT_SPECIFIC : SELECT_ALL;
+	if (select != NULL) {
+		if (strcmp(select, "ALL_PROJECTED_ATTRIBUTES") == 0) {
+			errors_reply(out, ERR_VALIDATION, "One or more parameter "
+			    "values were invalid: Select type "
+			    "ALL_PROJECTED_ATTRIBUTES is not supported");
+			return false;
+		}
+		if (strcmp(select, "COUNT") == 0) {
+			r->select = SELECT_COUNT;
+		} else if (strcmp(select, "SPECIFIC_ATTRIBUTES") == 0) {
+			if (r->x.proj == NULL) {
+				errors_reply(out, ERR_VALIDATION, "One or more "
+				    "parameter values were invalid: Must "
+				    "specify the AttributesToGet or "
+				    "ProjectionExpression when choosing to get "
+				    "SPECIFIC_ATTRIBUTES");
+				return false;
+			}
+		} else if (r->x.proj != NULL) {
+			errors_reply(out, ERR_VALIDATION, "One or more "
+			    "parameter values were invalid: Cannot specify the "
+			    "%s when choosing to get %s",
+			    json_object_get(body, "AttributesToGet") != NULL ?
+			    "AttributesToGet" : "ProjectionExpression", select);
+			return false;
+		}
+	}
+	if (esk_j != NULL) {
+		json_error jerr;
+		kv_err rv = json_to_item(c->a, esk_j, &r->esk, &jerr);
+		if (rv == KV_EINVAL) {
+			errors_reply(out, jerr.kind == JSON_ERR_SERIALIZATION ?
+			    ERR_SERIALIZATION : ERR_VALIDATION, "%s", jerr.msg);
+			return false;
+		}
+		if (rv != KV_OK)
+			return errors_from_kv(out, rv), false;
+		r->has_esk = true;
+	}
+	(void) index; /* checked once the table is known */
+	return true;
+}
+
+/* The key attributes of item as a map, for LastEvaluatedKey. */
+static json_t *
+key_of(api_ctx *c, const table *t, const value *item)
+{
+	json_t *k = json_object();
+	const key_def *defs[2] = { &t->hash, &t->range };
+	for (int i = 0; i < 2 && k != NULL; i++) {
+		if (defs[i]->name == NULL)
+			continue;
+		const value *v = item_attr(item, defs[i]->name,
+		    strlen(defs[i]->name));
+		if (v != NULL)
+			json_object_set_new(k, defs[i]->name,
+			    json_from_value(v));
+	}
+	return k;
+}
+
+/*
+ * Reads [lo, hi) of partition p for the page, within what is left of the
+ * page's item and byte budget. Returns KV_OK, KV_STALE_ROUTE or a failure.
+ */
+static kv_err
+read_part(api_ctx *c, const read_req *r, const uint8_t *cond, size_t condl,
+    uint32_t table_id, const partition *p, const uint8_t *lo, size_t lol,
+    const uint8_t *hi, size_t hil, page *pg)
+{
+	rpc_request req = {
+		.op = RPC_RANGE, .table_id = table_id, .part = p->id,
+		.epoch = p->epoch, .range_lo = lo, .range_lo_len = lol,
+		.range_hi = hi, .range_hi_len = hil, .backward = r->backward,
+		.limit = r->limit != 0 ? r->limit - pg->scanned : 0,
+		.max_bytes = PAGE_BYTES - pg->read_bytes,
+		.consistent = r->consistent, .condition = cond,
+		.condition_len = condl,
+	};
+	rpc_response resp;
+	kv_err rv = conn_call(c->r, p->node, &req, c->a, &resp);
+	if (rv != KV_OK)
+		return rv;
+	if (resp.code != KV_OK) {
+		rv = resp.code;
+		wire_response_fini(&resp);
+		return rv;
+	}
+	pg->scanned += resp.scanned;
+	pg->read_bytes += resp.read_bytes;
+	for (size_t i = 0; i < resp.n_items; i++) {
+		value item;
+		if (codec_decode(c->a, resp.items[i], resp.item_lens[i], &item)
+		    != KV_OK) {
+			wire_response_fini(&resp);
+			return KV_CORRUPT;
+		}
+		pg->count++;
+		if (r->select == SELECT_COUNT)
+			continue;
+		value shown = item;
+		if (r->x.proj != NULL &&
+		    expr_project(c->a, &item, r->x.proj, &shown) != KV_OK) {
+			wire_response_fini(&resp);
+			return KV_ENOMEM;
+		}
+		json_array_append_new(pg->items, json_from_item(&shown));
+	}
+	if (resp.last_item != NULL) {
+		if (codec_decode(c->a, resp.last_item, resp.last_item_len,
+		    &pg->last) != KV_OK) {
+			wire_response_fini(&resp);
+			return KV_CORRUPT;
+		}
+		pg->stopped = true;
+	}
+	wire_response_fini(&resp);
+	return KV_OK;
+}
+
+/* Renders the page. */
+static void
+reply_page(api_ctx *c, const read_req *r, const table *t, page *pg,
+    reply *out)
+{
+	json_t *j = json_object();
+	if (r->select != SELECT_COUNT)
+		json_object_set(j, "Items", pg->items);
+	json_object_set_new(j, "Count", json_integer(pg->count));
+	json_object_set_new(j, "ScannedCount", json_integer(pg->scanned));
+	if (pg->stopped)
+		json_object_set_new(j, "LastEvaluatedKey",
+		    key_of(c, t, &pg->last));
+	if (r->capacity != NULL && strcmp(r->capacity, "NONE") != 0) {
+		/* ceil(bytes / 4 KB) for the page, halved when eventual. */
+		uint64_t units = (pg->read_bytes + 4095) / 4096;
+		if (units == 0)
+			units = 1;
+		double cu = r->consistent ? (double) units : units / 2.0;
+		json_t *cc = json_pack("{s:s,s:f}", "TableName", t->name,
+		    "CapacityUnits", cu);
+		if (strcmp(r->capacity, "INDEXES") == 0)
+			json_object_set_new(cc, "Table", json_pack("{s:f}",
+			    "CapacityUnits", cu));
+		json_object_set_new(j, "ConsumedCapacity", cc);
+	}
+	api_reply_json(out, j);
+}
+
+static bool
+encode_filter(api_ctx *c, const read_req *r, const uint8_t **cond,
+    size_t *condl, reply *out)
+{
+	uint8_t *buf;
+	*cond = NULL;
+	*condl = 0;
+	if (r->x.filter == NULL)
+		return true;
+	if (expr_codec_encode_cond(r->x.filter, &buf, condl) != KV_OK)
+		return errors_from_kv(out, KV_ENOMEM), false;
+	*cond = (const uint8_t *) arena_dup(c->a, buf, *condl);
+	free(buf);
+	if (*cond == NULL)
+		return errors_from_kv(out, KV_ENOMEM), false;
+	return true;
+}
+
+/* Finds an ACTIVE table (refreshing once); false after filling *out. */
+static const table *
+find_table(api_ctx *c, const char *name, bool *refreshed, reply *out)
+{
+	const table *t = catalog_find(route_current(c->r), name, strlen(name));
+	if (t != NULL && t->status == TABLE_ACTIVE)
+		return t;
+	if (!*refreshed) {
+		*refreshed = true;
+		route_read_unlock();
+		route_refresh(c->r);
+		route_read_lock();
+		t = catalog_find(route_current(c->r), name, strlen(name));
+		if (t != NULL && t->status == TABLE_ACTIVE)
+			return t;
+	}
+	req_table_missing(out);
+	return NULL;
+}
+
+/* Checks ExclusiveStartKey against the table's key schema. */
+static bool
+check_esk(const table *t, const value *esk, const value **pk,
+    const value **sk, reply *out)
+{
+	reply tmp = { 0 };
+	if (!req_key(t, esk, pk, sk, &tmp)) {
+		free(tmp.body);
+		errors_reply(out, ERR_VALIDATION, "The provided starting key "
+		    "is invalid: The provided key element does not match the "
+		    "schema");
+		return false;
+	}
+	return true;
+}
+
+static bool
+index_refused(json_t *body, reply *out)
+{
+	json_t *index = json_object_get(body, "IndexName");
+	if (index == NULL || json_is_null(index))
+		return false;
+	errors_reply(out, ERR_VALIDATION, "The table does not have the "
+	    "specified index: %s", json_string_value(index));
+	return true;
+}
+
+/* Storage-key bounds [lo, hi) of a Query's key condition. */
+typedef struct bounds {
+	uint8_t *lo, *hi;
+	size_t lol, hil;
+} bounds;
+
+/*
+ * Works out the Query's partition key value and sort-key bounds from the
+ * key conditions; false after filling *out with DynamoDB's answer.
+ */
+static bool
+query_bounds(api_ctx *c, const table *t, const read_req *r,
+    const value **pk_out, bounds *b, reply *out)
+{
+	expr_key_cond kc[2];
+	size_t n;
+	expr_err err;
+	const expr_key_cond *hk = NULL, *rk = NULL;
+
+	if (r->x.key == NULL) {
+		errors_reply(out, ERR_VALIDATION, "Either the KeyConditions or "
+		    "KeyConditionExpression parameter must be specified in the "
+		    "request.");
+		return false;
+	}
+	kv_err rv = expr_key_conditions(r->x.key, kc, &n, &err);
+	if (rv == KV_EINVAL) {
+		errors_reply(out, ERR_VALIDATION, "%s", err.msg);
+		return false;
+	}
+	if (rv != KV_OK)
+		return errors_from_kv(out, rv), false;
+	for (size_t i = 0; i < n; i++) {
+		size_t l = kc[i].attr_len;
+		if (strlen(t->hash.name) == l &&
+		    memcmp(t->hash.name, kc[i].attr, l) == 0)
+			hk = &kc[i];
+		else if (t->range.name != NULL &&
+		    strlen(t->range.name) == l &&
+		    memcmp(t->range.name, kc[i].attr, l) == 0)
+			rk = &kc[i];
+		else {
+			errors_reply(out, ERR_VALIDATION, "Query condition "
+			    "missed key schema element: %s", hk == NULL ?
+			    t->hash.name : t->range.name);
+			return false;
+		}
+	}
+	if (hk == NULL) {
+		errors_reply(out, ERR_VALIDATION, "Query condition missed key "
+		    "schema element: %s", t->hash.name);
+		return false;
+	}
+	if (hk->op != EXPR_KEY_EQ) {
+		errors_reply(out, ERR_VALIDATION, "Query key condition not "
+		    "supported");
+		return false;
+	}
+	const key_def *defs[2] = { &t->hash, rk != NULL ? &t->range : NULL };
+	const expr_key_cond *conds[2] = { hk, rk };
+	for (int i = 0; i < 2; i++) {
+		if (conds[i] == NULL)
+			continue;
+		int nv = conds[i]->op == EXPR_KEY_BETWEEN ? 2 : 1;
+		for (int k = 0; k < nv; k++) {
+			if (conds[i]->v[k]->type != defs[i]->type) {
+				errors_reply(out, ERR_VALIDATION, "One or more "
+				    "parameter values were invalid: Condition "
+				    "parameter type does not match schema "
+				    "type");
+				return false;
+			}
+		}
+		if (conds[i]->op == EXPR_KEY_BEGINS_WITH &&
+		    defs[i]->type == VAL_N) {
+			errors_reply(out, ERR_VALIDATION, "Invalid "
+			    "KeyConditionExpression: Incorrect operand type "
+			    "for operator or function; operator or function: "
+			    "begins_with, operand type: N");
+			return false;
+		}
+	}
+	const value *pk = hk->v[0];
+	if ((pk->type == VAL_S || pk->type == VAL_B) && pk->len == 0) {
+		errors_reply(out, ERR_VALIDATION, "One or more parameter values "
+		    "are not valid. The AttributeValue for a key attribute "
+		    "cannot contain an empty %s value. Key: %s",
+		    pk->type == VAL_S ? "string" : "binary", t->hash.name);
+		return false;
+	}
+	/* The item collection: table | hash | enc(pk). */
+	size_t cl = KEYENC_PREFIX + keyenc_value_size(pk);
+	size_t vmax = 0;
+	for (int k = 0; rk != NULL && k < 2; k++)
+		if (rk->v[k] != NULL && keyenc_value_size(rk->v[k]) > vmax)
+			vmax = keyenc_value_size(rk->v[k]);
+	b->lo = arena_alloc(c->a, cl + vmax + 2);
+	b->hi = arena_alloc(c->a, cl + vmax + 2);
+	if (b->lo == NULL || b->hi == NULL)
+		return errors_from_kv(out, KV_ENOMEM), false;
+	keyenc_range_prefix(t->id, keyenc_hash(pk), b->lo);
+	keyenc_value(pk, b->lo + KEYENC_PREFIX);
+	memcpy(b->hi, b->lo, cl);
+	b->lol = cl;
+	b->hil = successor(b->hi, cl);
+	if (rk == NULL)
+		goto done;
+	/* Sort-key bounds; a key K + 0x00 is the first key after K. */
+	uint8_t *k0 = arena_alloc(c->a, cl + vmax + 2);
+	size_t k0l = cl + keyenc_value(rk->v[0], memcpy(k0, b->lo, cl) + cl);
+	switch (rk->op) {
+	case EXPR_KEY_EQ:
+		memcpy(b->lo, k0, k0l);
+		b->lol = k0l;
+		memcpy(b->hi, k0, k0l);
+		b->hi[k0l] = 0;
+		b->hil = k0l + 1;
+		break;
+	case EXPR_KEY_LT:
+		memcpy(b->hi, k0, k0l);
+		b->hil = k0l;
+		break;
+	case EXPR_KEY_LE:
+		memcpy(b->hi, k0, k0l);
+		b->hi[k0l] = 0;
+		b->hil = k0l + 1;
+		break;
+	case EXPR_KEY_GT:
+		memcpy(b->lo, k0, k0l);
+		b->lo[k0l] = 0;
+		b->lol = k0l + 1;
+		break;
+	case EXPR_KEY_GE:
+		memcpy(b->lo, k0, k0l);
+		b->lol = k0l;
+		break;
+	case EXPR_KEY_BETWEEN:
+		memcpy(b->lo, k0, k0l);
+		b->lol = k0l;
+		memcpy(b->hi, k0, cl); /* the collection prefix, unchanged */
+		b->hil = cl + keyenc_value(rk->v[1], b->hi + cl);
+		b->hi[b->hil++] = 0;
+		if (value_cmp(rk->v[0], rk->v[1]) > 0) {
+			errors_reply(out, ERR_VALIDATION, "Invalid "
+			    "KeyConditionExpression: The BETWEEN operator "
+			    "requires upper bound to be greater than or equal "
+			    "to lower bound");
+			return false;
+		}
+		break;
+	case EXPR_KEY_BEGINS_WITH:
+		/* Drop the encoding's terminator (0x00 0x01): a prefix. */
+		memcpy(b->lo, k0, k0l - 2);
+		b->lol = k0l - 2;
+		memcpy(b->hi, k0, k0l - 2);
+		b->hil = successor(b->hi, k0l - 2);
+		break;
+	}
+done:
+	*pk_out = pk;
+	return true;
+}
+
+void
+ops_read_query(api_ctx *c, json_t *body, reply *out)
+{
+	read_req r;
+	bool forward = true, refreshed = false;
+	const uint8_t *cond;
+	size_t condl;
+
+	if (!read_common(c, body, REQ_EXPR_KEY | REQ_EXPR_FILTER |
+	    REQ_EXPR_PROJECTION, &r, out) ||
+	    !req_bool(body, "ScanIndexForward", &forward, out) ||
+	    !encode_filter(c, &r, &cond, &condl, out))
+		return;
+	if (json_object_get(body, "ScanIndexForward") == NULL ||
+	    json_is_null(json_object_get(body, "ScanIndexForward")))
+		forward = true;
+	r.backward = !forward;
+
+	for (int attempt = 0; attempt < STALE_RETRIES; attempt++) {
+		const value *pk, *epk, *esk;
+		bounds b;
+		route_read_lock();
+		const table *t = find_table(c, r.table, &refreshed, out);
+		if (t == NULL || index_refused(body, out) ||
+		    !query_bounds(c, t, &r, &pk, &b, out) ||
+		    (r.has_esk && !check_esk(t, &r.esk, &epk, &esk, out))) {
+			route_read_unlock();
+			return;
+		}
+		if (r.has_esk) {
+			/* Resume right after the start key, inside the bounds. */
+			uint8_t *k;
+			size_t kl;
+			if (keyenc_item_key(t->id, epk, esk, &k, &kl) !=
+			    KV_OK) {
+				route_read_unlock();
+				errors_from_kv(out, KV_ENOMEM);
+				return;
+			}
+			uint8_t *ka = arena_alloc(c->a, kl + 1);
+			memcpy(ka, k, kl);
+			free(k);
+			if (!r.backward) {
+				ka[kl] = 0; /* the first key after it */
+				if (bytes_cmp(ka, kl + 1, b.lo, b.lol) > 0) {
+					b.lo = ka;
+					b.lol = kl + 1;
+				}
+			} else if (bytes_cmp(ka, kl, b.hi, b.hil) < 0) {
+				b.hi = ka;
+				b.hil = kl;
+			}
+		}
+		const partition *p = table_partition_for(t, keyenc_hash(pk));
+		partition pc = *p;
+		uint32_t tid = t->id;
+		char *tname = arena_dup(c->a, t->name, strlen(t->name));
+		route_read_unlock();
+
+		page pg = { .items = json_array() };
+		kv_err rv = read_part(c, &r, cond, condl, tid, &pc, b.lo,
+		    b.lol, b.hi, b.hil, &pg);
+		if (rv == KV_STALE_ROUTE) {
+			json_decref(pg.items);
+			route_refresh(c->r);
+			refreshed = true;
+			usleep((useconds_t) attempt * 5000);
+			continue;
+		}
+		if (rv != KV_OK) {
+			json_decref(pg.items);
+			errors_from_kv(out, rv);
+			return;
+		}
+		route_read_lock();
+		const table *now = catalog_find(route_current(c->r), tname,
+		    strlen(tname));
+		if (now == NULL)
+			req_table_missing(out);
+		else
+			reply_page(c, &r, now, &pg, out);
+		route_read_unlock();
+		json_decref(pg.items);
+		return;
+	}
+	errors_reply(out, ERR_UNAVAILABLE,
+	    "The partition map kept changing; try again");
+}
+
+void
+ops_read_scan(api_ctx *c, json_t *body, reply *out)
+{
+	read_req r;
+	bool refreshed = false;
+	const uint8_t *cond;
+	size_t condl;
+	json_t *seg_j, *tot_j;
+	req_errors e = { 0 };
+
+	if (!read_common(c, body, REQ_EXPR_FILTER | REQ_EXPR_SCAN |
+	    REQ_EXPR_PROJECTION, &r, out) ||
+	    !req_integer(body, "Segment", &seg_j, out) ||
+	    !req_integer(body, "TotalSegments", &tot_j, out) ||
+	    !encode_filter(c, &r, &cond, &condl, out))
+		return;
+	if (tot_j != NULL && (json_integer_value(tot_j) < 1 ||
+	    json_integer_value(tot_j) > 1000000))
+		req_errors_add(&e, "Value '%lld' at 'totalSegments' failed to "
+		    "satisfy constraint: Member must have value %s",
+		    (long long) json_integer_value(tot_j),
+		    json_integer_value(tot_j) < 1 ?
+		    "greater than or equal to 1" :
+		    "less than or equal to 1000000");
+	if (seg_j != NULL && (json_integer_value(seg_j) < 0 ||
+	    json_integer_value(seg_j) > 999999))
+		req_errors_add(&e, "Value '%lld' at 'segment' failed to "
+		    "satisfy constraint: Member must have value %s",
+		    (long long) json_integer_value(seg_j),
+		    json_integer_value(seg_j) < 0 ?
+		    "greater than or equal to 0" :
+		    "less than or equal to 999999");
+	if (req_errors_reply(&e, out))
+		return;
+	if ((seg_j == NULL) != (tot_j == NULL)) {
+		errors_reply(out, ERR_VALIDATION, "The TotalSegments parameter "
+		    "is required but was not present in the request when "
+		    "Segment parameter is present");
+		if (tot_j != NULL)
+			errors_reply(out, ERR_VALIDATION, "The Segment "
+			    "parameter is required but was not present in the "
+			    "request when parameter TotalSegments is present");
+		return;
+	}
+	if (tot_j != NULL) {
+		r.segment = (uint32_t) json_integer_value(seg_j);
+		r.total_segments = (uint32_t) json_integer_value(tot_j);
+		if (r.segment >= r.total_segments) {
+			errors_reply(out, ERR_VALIDATION, "The Segment parameter "
+			    "is zero-based and must be less than parameter "
+			    "TotalSegments: Segment: %u is out of bounds for "
+			    "TotalSegments: %u", r.segment, r.total_segments);
+			return;
+		}
+	}
+	if (r.consistent && json_object_get(body, "IndexName") != NULL) {
+		/* No indexes yet: the index check below answers. */
+	}
+	/* The segment's hash slice [hlo, hlast]. */
+	uint64_t hlo = 0, hlast = UINT64_MAX;
+	if (r.total_segments > 0) {
+		hlo = (uint64_t) (((unsigned __int128) r.segment << 64) /
+		    r.total_segments);
+		if (r.segment + 1 < r.total_segments)
+			hlast = (uint64_t) ((((unsigned __int128)
+			    (r.segment + 1)) << 64) / r.total_segments) - 1;
+	}
+
+	page pg = { .items = json_array() };
+	uint8_t *start = NULL;  /* resume key (inclusive), NULL: none */
+	size_t startl = 0;
+	char *tname = NULL;
+	for (int attempt = 0; attempt < STALE_RETRIES; attempt++) {
+		route_read_lock();
+		const table *t = find_table(c, r.table, &refreshed, out);
+		const value *epk, *esk;
+		if (t == NULL || index_refused(body, out) ||
+		    (r.has_esk && start == NULL &&
+		    !check_esk(t, &r.esk, &epk, &esk, out))) {
+			route_read_unlock();
+			json_decref(pg.items);
+			return;
+		}
+		tname = arena_dup(c->a, t->name, strlen(t->name));
+		if (r.has_esk && start == NULL) {
+			uint8_t *k;
+			size_t kl;
+			if (keyenc_item_key(t->id, epk, esk, &k, &kl) !=
+			    KV_OK) {
+				route_read_unlock();
+				json_decref(pg.items);
+				errors_from_kv(out, KV_ENOMEM);
+				return;
+			}
+			start = arena_alloc(c->a, kl + 1);
+			memcpy(start, k, kl);
+			start[kl] = 0;
+			startl = kl + 1;
+			free(k);
+			uint64_t h = keyenc_key_hash(start);
+			if (h < hlo || h > hlast) {
+				route_read_unlock();
+				json_decref(pg.items);
+				errors_reply(out, ERR_VALIDATION, "The provided "
+				    "starting key is invalid: The provided key "
+				    "is outside the range of the segment");
+				return;
+			}
+		}
+		/* Copy the partitions: the walk makes node calls. */
+		size_t np = t->n_parts;
+		partition *parts = arena_alloc(c->a, np * sizeof(*parts));
+		memcpy(parts, t->parts, np * sizeof(*parts));
+		uint32_t tid = t->id;
+		route_read_unlock();
+
+		kv_err rv = KV_OK;
+		for (size_t i = 0; i < np && !pg.stopped; i++) {
+			const partition *p = &parts[i];
+			if (p->last < hlo || p->lo > hlast)
+				continue;
+			uint64_t from = p->lo > hlo ? p->lo : hlo;
+			uint64_t to = p->last < hlast ? p->last : hlast;
+			uint8_t lo[KEYENC_PREFIX], hi[KEYENC_PREFIX];
+			const uint8_t *lop = lo;
+			size_t lol = KEYENC_PREFIX, hil = KEYENC_PREFIX;
+			keyenc_range_prefix(tid, from, lo);
+			if (to == UINT64_MAX) {
+				keyenc_table_prefix(tid + 1, hi);
+				hil = 4;
+			} else {
+				keyenc_range_prefix(tid, to + 1, hi);
+			}
+			if (start != NULL) {
+				uint64_t h = keyenc_key_hash(start);
+				if (h > to)
+					continue; /* before the resume point */
+				if (h >= from) {
+					lop = start;
+					lol = startl;
+				}
+			}
+			rv = read_part(c, &r, cond, condl, tid, p, lop, lol, hi,
+			    hil, &pg);
+			if (rv != KV_OK)
+				break;
+			/*
+			 * A retry after a stale route resumes where this
+			 * partition ended (a full 12-byte key prefix).
+			 */
+			if (!pg.stopped) {
+				if (to == UINT64_MAX)
+					break;
+				start = arena_alloc(c->a, hil);
+				memcpy(start, hi, hil);
+				startl = hil;
+			}
+			if (pg.read_bytes >= PAGE_BYTES ||
+			    (r.limit != 0 && pg.scanned >= r.limit))
+				break;
+		}
+		if (rv == KV_STALE_ROUTE) {
+			/* Continue from where this attempt got to. */
+			route_refresh(c->r);
+			refreshed = true;
+			usleep((useconds_t) attempt * 5000);
+			continue;
+		}
+		if (rv != KV_OK) {
+			json_decref(pg.items);
+			errors_from_kv(out, rv);
+			return;
+		}
+		route_read_lock();
+		t = catalog_find(route_current(c->r), tname, strlen(tname));
+		if (t == NULL) {
+			route_read_unlock();
+			json_decref(pg.items);
+			req_table_missing(out);
+			return;
+		}
+		reply_page(c, &r, t, &pg, out);
+		route_read_unlock();
+		json_decref(pg.items);
+		return;
+	}
+	json_decref(pg.items);
+	errors_reply(out, ERR_UNAVAILABLE,
+	    "The partition map kept changing; try again");
+}

@@ -33,6 +33,7 @@ get_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 		resp->code = KV_CORRUPT;
 	} else {
 		resp->found = true;
+		resp->old_size = record_size(rec); /* for read capacity */
 		resp->item_len = len - RECORD_HEADER;
 		resp->item = (const uint8_t *) arena_dup(a,
 		    rec + RECORD_HEADER, resp->item_len);

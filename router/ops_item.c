@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "capacity.h"
 #include "codec.h"
 #include "conn.h"
 #include "errors.h"
@@ -33,6 +34,7 @@ typedef struct item_op {
 	const value *v;          /* the Item (PutItem) or the Key */
 	bool is_item;            /* v is a whole item */
 	const expr_update *upd;  /* UpdateItem: refuse key updates */
+	const char *capacity;    /* ReturnConsumedCapacity; NULL: none */
 	rpc_request req;         /* op, item, expressions, return values */
 } item_op;
 
@@ -321,7 +323,7 @@ add_item(api_ctx *c, json_t *j, const rpc_response *resp, const char *field,
  * found against the stored item.
  */
 static void
-reply_write(api_ctx *c, rpc_response *resp, reply *out)
+reply_write(api_ctx *c, const item_op *op, rpc_response *resp, reply *out)
 {
 	if (resp->code == KV_COND_FAILED) {
 		json_t *extra = json_object();
@@ -345,6 +347,9 @@ reply_write(api_ctx *c, rpc_response *resp, reply *out)
 		errors_from_kv(out, KV_ENOMEM);
 		return;
 	}
+	/* The larger of the old and new item, in 1 KB steps. */
+	req_consumed(j, op->capacity, op->table,
+	    2 * capacity_write_units(resp->old_size, resp->new_size));
 	api_reply_json(out, j);
 }
 
@@ -357,6 +362,7 @@ ops_item_put(api_ctx *c, json_t *body, reply *out)
 	rpc_response resp;
 
 	if (!read_table_name(body, &op.table, out) ||
+	    !req_capacity(body, &op.capacity, out) ||
 	    !read_return_values(body, false, &op.req.return_values, out) ||
 	    !read_return_on_failure(body, &op.req.return_on_failure, out) ||
 	    !read_item(c, body, "Item", "item", &item, out) ||
@@ -372,7 +378,7 @@ ops_item_put(api_ctx *c, json_t *body, reply *out)
 		return;
 	if (!item_call(c, &op, &resp, out))
 		return;
-	reply_write(c, &resp, out);
+	reply_write(c, &op, &resp, out);
 	wire_response_fini(&resp);
 }
 
@@ -385,6 +391,7 @@ ops_item_delete(api_ctx *c, json_t *body, reply *out)
 	rpc_response resp;
 
 	if (!read_table_name(body, &op.table, out) ||
+	    !req_capacity(body, &op.capacity, out) ||
 	    !read_return_values(body, false, &op.req.return_values, out) ||
 	    !read_return_on_failure(body, &op.req.return_on_failure, out) ||
 	    !read_item(c, body, "Key", "key", &key, out) ||
@@ -393,7 +400,7 @@ ops_item_delete(api_ctx *c, json_t *body, reply *out)
 	op.v = &key;
 	if (!encode_exprs(c, &x, &op, out) || !item_call(c, &op, &resp, out))
 		return;
-	reply_write(c, &resp, out);
+	reply_write(c, &op, &resp, out);
 	wire_response_fini(&resp);
 }
 
@@ -407,6 +414,7 @@ ops_item_update(api_ctx *c, json_t *body, reply *out)
 	expr_update empty = { 0 };
 
 	if (!read_table_name(body, &op.table, out) ||
+	    !req_capacity(body, &op.capacity, out) ||
 	    !read_return_values(body, true, &op.req.return_values, out) ||
 	    !read_return_on_failure(body, &op.req.return_on_failure, out) ||
 	    !read_item(c, body, "Key", "key", &key, out) ||
@@ -422,7 +430,7 @@ ops_item_update(api_ctx *c, json_t *body, reply *out)
 		return;
 	if (!item_call(c, &op, &resp, out))
 		return;
-	reply_write(c, &resp, out);
+	reply_write(c, &op, &resp, out);
 	wire_response_fini(&resp);
 }
 
@@ -436,6 +444,7 @@ ops_item_get(api_ctx *c, json_t *body, reply *out)
 	bool consistent;
 
 	if (!read_table_name(body, &op.table, out) ||
+	    !req_capacity(body, &op.capacity, out) ||
 	    !req_bool(body, "ConsistentRead", &consistent, out) ||
 	    !read_item(c, body, "Key", "key", &key, out) ||
 	    !req_exprs_read(c, body, REQ_EXPR_PROJECTION, &x, out))
@@ -449,6 +458,9 @@ ops_item_get(api_ctx *c, json_t *body, reply *out)
 		json_decref(j);
 		errors_from_kv(out, KV_ENOMEM);
 	} else {
+		/* A missing item still costs the minimum read. */
+		req_consumed(j, op.capacity, op.table,
+		    capacity_read_half_units(resp.old_size, consistent));
 		api_reply_json(out, j);
 	}
 	wire_response_fini(&resp);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "capacity.h"
 #include "codec.h"
 #include "conn.h"
 #include "errors.h"
@@ -47,7 +48,7 @@ typedef struct read_req {
 	value esk;            /* ExclusiveStartKey */
 	bool has_esk;
 	uint32_t segment, total_segments; /* Scan; total 0: not parallel */
-	const char *capacity; /* ReturnConsumedCapacity, NULL: NONE */
+	const char *capacity; /* ReturnConsumedCapacity; NULL: none */
 } read_req;
 
 /* The page being built. */
@@ -94,7 +95,7 @@ read_common(api_ctx *c, json_t *body, unsigned which, read_req *r,
 	    !req_bool(body, "ConsistentRead", &r->consistent, out) ||
 	    !req_string(body, "Select", &select, out) ||
 	    !req_object(body, "ExclusiveStartKey", &esk_j, out) ||
-	    !req_string(body, "ReturnConsumedCapacity", &r->capacity, out))
+	    !req_capacity(body, &r->capacity, out))
 		return false;
 	req_check_table_name(&e, r->table, "tableName");
 	if (limit_j != NULL && json_integer_value(limit_j) < 1)
@@ -109,12 +110,6 @@ read_common(api_ctx *c, json_t *body, unsigned which, read_req *r,
 		    "constraint: Member must satisfy enum value set: "
 		    "[SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, "
 		    "ALL_PROJECTED_ATTRIBUTES]", select);
-	if (r->capacity != NULL && strcmp(r->capacity, "INDEXES") != 0 &&
-	    strcmp(r->capacity, "TOTAL") != 0 &&
-	    strcmp(r->capacity, "NONE") != 0)
-		req_errors_add(&e, "Value '%s' at 'returnConsumedCapacity' "
-		    "failed to satisfy constraint: Member must satisfy enum "
-		    "value set: [INDEXES, TOTAL, NONE]", r->capacity);
 	if (req_errors_reply(&e, out))
 		return false;
 	if (limit_j != NULL)
@@ -256,19 +251,9 @@ reply_page(api_ctx *c, const read_req *r, const table *t, page *pg,
 	if (pg->stopped)
 		json_object_set_new(j, "LastEvaluatedKey",
 		    key_of(c, t, &pg->last));
-	if (r->capacity != NULL && strcmp(r->capacity, "NONE") != 0) {
-		/* ceil(bytes / 4 KB) for the page, halved when eventual. */
-		uint64_t units = (pg->read_bytes + 4095) / 4096;
-		if (units == 0)
-			units = 1;
-		double cu = r->consistent ? (double) units : units / 2.0;
-		json_t *cc = json_pack("{s:s,s:f}", "TableName", t->name,
-		    "CapacityUnits", cu);
-		if (strcmp(r->capacity, "INDEXES") == 0)
-			json_object_set_new(cc, "Table", json_pack("{s:f}",
-			    "CapacityUnits", cu));
-		json_object_set_new(j, "ConsumedCapacity", cc);
-	}
+	/* One page: its bytes read are rounded up to 4 KB once. */
+	req_consumed(j, r->capacity, t->name,
+	    capacity_read_half_units(pg->read_bytes, r->consistent));
 	api_reply_json(out, j);
 }
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "capacity.h"
 #include "errors.h"
 #include "item.h"
 
@@ -240,6 +241,38 @@ req_key(const table *t, const value *key, const value **pk,
 	*pk = h;
 	*sk = r;
 	return true;
+}
+
+bool
+req_capacity(json_t *body, const char **mode, reply *out)
+{
+	if (!req_string(body, "ReturnConsumedCapacity", mode, out))
+		return false;
+	if (*mode == NULL || strcmp(*mode, "NONE") == 0) {
+		*mode = NULL;
+		return true;
+	}
+	if (strcmp(*mode, "TOTAL") == 0 || strcmp(*mode, "INDEXES") == 0)
+		return true;
+	errors_reply(out, ERR_VALIDATION, "1 validation error detected: Value "
+	    "'%s' at 'returnConsumedCapacity' failed to satisfy constraint: "
+	    "Member must satisfy enum value set: [INDEXES, TOTAL, NONE]",
+	    *mode);
+	return false;
+}
+
+void
+req_consumed(json_t *j, const char *mode, const char *name, uint64_t half)
+{
+	if (mode == NULL)
+		return;
+	double cu = capacity_to_double(half);
+	json_t *cc = json_pack("{s:s,s:f}", "TableName", name,
+	    "CapacityUnits", cu);
+	if (cc != NULL && strcmp(mode, "INDEXES") == 0)
+		json_object_set_new(cc, "Table", json_pack("{s:f}",
+		    "CapacityUnits", cu));
+	json_object_set_new(j, "ConsumedCapacity", cc);
 }
 
 void

@@ -67,6 +67,20 @@ bool req_key(const table *t, const value *key, const value **pk,
     const value **sk, reply *out);
 
 /*
+ * req_capacity reads ReturnConsumedCapacity into *mode (NULL when absent or
+ * NONE). Returns true, or false after filling *out.
+ */
+bool req_capacity(json_t *body, const char **mode, reply *out);
+
+/*
+ * req_consumed adds DynamoDB's ConsumedCapacity for `half` half units on
+ * table `name` to the response object j when mode asks for it (TOTAL:
+ * CapacityUnits; INDEXES: also the Table share). Borrows everything.
+ */
+void req_consumed(json_t *j, const char *mode, const char *name,
+    uint64_t half);
+
+/*
  * req_table_missing fills *out with ResourceNotFoundException for a data
  * plane request on a missing table.
  */

@@ -29,6 +29,8 @@ static const struct {
 	{ "UpdateItem", ops_item_update },
 	{ "Query", ops_read_query },
 	{ "Scan", ops_read_scan },
+	{ "BatchGetItem", ops_batch_get },
+	{ "BatchWriteItem", ops_batch_write },
 };
 
 void

@@ -40,6 +40,8 @@ void ops_item_delete(api_ctx *c, json_t *body, reply *out);
 void ops_item_update(api_ctx *c, json_t *body, reply *out);
 void ops_read_query(api_ctx *c, json_t *body, reply *out);
 void ops_read_scan(api_ctx *c, json_t *body, reply *out);
+void ops_batch_get(api_ctx *c, json_t *body, reply *out);
+void ops_batch_write(api_ctx *c, json_t *body, reply *out);
 
 /* api_reply_json fills *out with 200 and the JSON of j (takes j). */
 void api_reply_json(reply *out, json_t *j);

@@ -24,19 +24,10 @@
 #include "keyenc.h"
 #include "request.h"
 #include "request_expr.h"
+#include "ops_item.h"
 #include "route.h"
 
 #define STALE_RETRIES 8
-
-/* What a single-item operation sends, besides its key. */
-typedef struct item_op {
-	const char *table;
-	const value *v;          /* the Item (PutItem) or the Key */
-	bool is_item;            /* v is a whole item */
-	const expr_update *upd;  /* UpdateItem: refuse key updates */
-	const char *capacity;    /* ReturnConsumedCapacity; NULL: none */
-	rpc_request req;         /* op, item, expressions, return values */
-} item_op;
 
 /* Finds and checks the key of op in table t; false after filling *out. */
 static bool
@@ -74,14 +65,8 @@ op_key(const table *t, const item_op *op, const value **pk,
 	return ok;
 }
 
-/*
- * Sends op to the owner of the item's partition. Returns true when the
- * node gave an answer for the client (KV_OK, KV_COND_FAILED or KV_EINVAL
- * in resp->code; wire_response_fini(resp) afterwards), or false after
- * filling *out.
- */
-static bool
-item_call(api_ctx *c, item_op *op, rpc_response *resp, reply *out)
+bool
+ops_item_call(api_ctx *c, item_op *op, rpc_response *resp, reply *out)
 {
 	rpc_request *req = &op->req;
 	bool refreshed = false;
@@ -280,9 +265,8 @@ encode_exprs(api_ctx *c, const req_exprs *x, item_op *op, reply *out)
 	return true;
 }
 
-/* Encodes v into op->req.item (the item to put, or the key to update). */
-static bool
-encode_item(api_ctx *c, const value *v, item_op *op, reply *out)
+bool
+ops_item_encode(api_ctx *c, const value *v, item_op *op, reply *out)
 {
 	size_t n = codec_size(v);
 	uint8_t *buf = arena_alloc(c->a, n > 0 ? n : 1);
@@ -374,9 +358,9 @@ ops_item_put(api_ctx *c, json_t *body, reply *out)
 		return;
 	}
 	op.v = &item;
-	if (!encode_item(c, &item, &op, out) || !encode_exprs(c, &x, &op, out))
+	if (!ops_item_encode(c, &item, &op, out) || !encode_exprs(c, &x, &op, out))
 		return;
-	if (!item_call(c, &op, &resp, out))
+	if (!ops_item_call(c, &op, &resp, out))
 		return;
 	reply_write(c, &op, &resp, out);
 	wire_response_fini(&resp);
@@ -398,7 +382,7 @@ ops_item_delete(api_ctx *c, json_t *body, reply *out)
 	    !req_exprs_read(c, body, REQ_EXPR_CONDITION, &x, out))
 		return;
 	op.v = &key;
-	if (!encode_exprs(c, &x, &op, out) || !item_call(c, &op, &resp, out))
+	if (!encode_exprs(c, &x, &op, out) || !ops_item_call(c, &op, &resp, out))
 		return;
 	reply_write(c, &op, &resp, out);
 	wire_response_fini(&resp);
@@ -426,9 +410,9 @@ ops_item_update(api_ctx *c, json_t *body, reply *out)
 		x.update = &empty;
 	op.v = &key;
 	op.upd = x.update;
-	if (!encode_item(c, &key, &op, out) || !encode_exprs(c, &x, &op, out))
+	if (!ops_item_encode(c, &key, &op, out) || !encode_exprs(c, &x, &op, out))
 		return;
-	if (!item_call(c, &op, &resp, out))
+	if (!ops_item_call(c, &op, &resp, out))
 		return;
 	reply_write(c, &op, &resp, out);
 	wire_response_fini(&resp);
@@ -451,7 +435,7 @@ ops_item_get(api_ctx *c, json_t *body, reply *out)
 		return;
 	op.v = &key;
 	op.req.consistent = consistent;
-	if (!item_call(c, &op, &resp, out))
+	if (!ops_item_call(c, &op, &resp, out))
 		return;
 	json_t *j = json_object();
 	if (j == NULL || !add_item(c, j, &resp, "Item", x.proj)) {

@@ -1,0 +1,423 @@
+/*
+ * ops_batch.c — BatchGetItem and BatchWriteItem.
+ *
+ * The whole request is checked first (shapes, limits, tables, key
+ * schemas, duplicate keys), so a bad request changes nothing; then each
+ * item goes through the single-item path of ops_item.c. A batch is not
+ * atomic: an item whose node cannot be reached (or, later, is throttled)
+ * comes back in UnprocessedItems / UnprocessedKeys for the client to
+ * retry, while the rest are applied.
+ *
+ * FIXME: items are sent one after another; grouping them per node and
+ * sending the groups in parallel is the batch path's next step.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "capacity.h"
+#include "codec.h"
+#include "errors.h"
+#include "item.h"
+#include "json.h"
+#include "ops_item.h"
+#include "request.h"
+#include "request_expr.h"
+#include "route.h"
+
+#define BATCH_WRITE_MAX 25
+#define BATCH_GET_MAX 100
+#define BATCH_GET_BYTES (16u * 1024 * 1024)
+
+/* One request of a batch, parsed. */
+typedef struct entry {
+	const char *table;
+	json_t *src;          /* the request's own JSON, for Unprocessed* */
+	value v;              /* the item (put) or the key */
+	bool put;
+	const value *pk, *sk; /* its key, once checked */
+} entry;
+
+static bool
+from_json_error(reply *out, const json_error *e)
+{
+	errors_reply(out, e->kind == JSON_ERR_SERIALIZATION ?
+	    ERR_SERIALIZATION : ERR_VALIDATION, "%s", e->msg);
+	return false;
+}
+
+/* Checks tables, key schemas and duplicates of entries[0..n). */
+static bool
+check_entries(api_ctx *c, entry *es, size_t n, reply *out)
+{
+	bool refreshed = false;
+again:
+	route_read_lock();
+	for (size_t i = 0; i < n; i++) {
+		const table *t = catalog_find(route_current(c->r), es[i].table,
+		    strlen(es[i].table));
+		if (t == NULL || t->status != TABLE_ACTIVE) {
+			route_read_unlock();
+			if (!refreshed) {
+				refreshed = true;
+				route_refresh(c->r);
+				goto again;
+			}
+			req_table_missing(out);
+			return false;
+		}
+		bool ok = es[i].put ? req_item_key(t, &es[i].v, &es[i].pk,
+		    &es[i].sk, out) : req_key(t, &es[i].v, &es[i].pk,
+		    &es[i].sk, out);
+		if (!ok) {
+			route_read_unlock();
+			return false;
+		}
+	}
+	route_read_unlock();
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < i; k++)
+			if (strcmp(es[i].table, es[k].table) == 0 &&
+			    value_equal(es[i].pk, es[k].pk) &&
+			    (es[i].sk == NULL || value_equal(es[i].sk,
+			    es[k].sk))) {
+				errors_reply(out, ERR_VALIDATION, "Provided list "
+				    "of item keys contains duplicates");
+				return false;
+			}
+	return true;
+}
+
+/* Adds `half` units for table name to the per-table list in cc. */
+static void
+charge(json_t *cc, const char *name, uint64_t half)
+{
+	json_t *e = json_object_get(cc, name);
+	json_int_t prev = e != NULL ? json_integer_value(e) : 0;
+	json_object_set_new(cc, name, json_integer(prev + (json_int_t) half));
+}
+
+/* Renders the per-table charges as DynamoDB's ConsumedCapacity list. */
+static void
+consumed_list(json_t *j, const char *mode, json_t *cc)
+{
+	const char *name;
+	json_t *v;
+	if (mode == NULL)
+		return;
+	json_t *list = json_array();
+	json_object_foreach(cc, name, v) {
+		json_t *one = json_object();
+		req_consumed(one, mode, name, (uint64_t) json_integer_value(v));
+		json_array_append(list,
+		    json_object_get(one, "ConsumedCapacity"));
+		json_decref(one);
+	}
+	json_object_set_new(j, "ConsumedCapacity", list);
+}
+
+static json_t *
+list_for(json_t *map, const char *table)
+{
+	json_t *l = json_object_get(map, table);
+	if (l == NULL) {
+		l = json_array();
+		json_object_set_new(map, table, l);
+	}
+	return l;
+}
+
+void
+ops_batch_write(api_ctx *c, json_t *body, reply *out)
+{
+	json_t *items_j;
+	const char *mode, *table;
+	json_t *list;
+	size_t n = 0;
+
+	if (!req_capacity(body, &mode, out) ||
+	    !req_object(body, "RequestItems", &items_j, out))
+		return;
+	if (items_j == NULL) {
+		errors_reply(out, ERR_VALIDATION, "1 validation error detected: "
+		    "Value null at 'requestItems' failed to satisfy constraint: "
+		    "Member must not be null");
+		return;
+	}
+	req_errors e = { 0 };
+	json_object_foreach(items_j, table, list) {
+		req_check_table_name(&e, table, "requestItems.key");
+		if (!json_is_array(list)) {
+			errors_reply(out, ERR_SERIALIZATION, "Unexpected value "
+			    "type in payload for member RequestItems");
+			return;
+		}
+		if (json_array_size(list) < 1 ||
+		    json_array_size(list) > BATCH_WRITE_MAX) {
+			req_errors_add(&e, "Value '{%s=[...]}' at 'requestItems' "
+			    "failed to satisfy constraint: Map value must "
+			    "satisfy constraint: [Member must have length less "
+			    "than or equal to 25, Member must have length "
+			    "greater than or equal to 1]", table);
+			break;
+		}
+		n += json_array_size(list);
+	}
+	if (json_object_size(items_j) == 0)
+		req_errors_add(&e, "Value '{}' at 'requestItems' failed to "
+		    "satisfy constraint: Member must have length greater than "
+		    "or equal to 1");
+	if (req_errors_reply(&e, out))
+		return;
+	if (n > BATCH_WRITE_MAX) {
+		errors_reply(out, ERR_VALIDATION, "Too many items requested for "
+		    "the BatchWriteItem call");
+		return;
+	}
+	entry *es = arena_alloc(c->a, (n + 1) * sizeof(*es));
+	if (es == NULL)
+		return errors_from_kv(out, KV_ENOMEM);
+	size_t k = 0;
+	json_object_foreach(items_j, table, list) {
+		size_t i;
+		json_t *w;
+		json_array_foreach(list, i, w) {
+			json_t *put, *del, *inner = NULL;
+			json_error jerr;
+			if (!json_is_object(w)) {
+				errors_reply(out, ERR_SERIALIZATION, "Unexpected "
+				    "value type in payload for member "
+				    "WriteRequest");
+				return;
+			}
+			if (!req_object(w, "PutRequest", &put, out) ||
+			    !req_object(w, "DeleteRequest", &del, out))
+				return;
+			if ((put == NULL) == (del == NULL)) {
+				/* DynamoDB's words for a request that is neither
+				 * (or both) a put and a delete. */
+				errors_reply(out, ERR_VALIDATION, "Supplied "
+				    "AttributeValue has more than one datatypes "
+				    "set, must contain exactly one of the "
+				    "supported datatypes");
+				return;
+			}
+			es[k].table = table;
+			es[k].src = w;
+			es[k].put = put != NULL;
+			if (!req_object(put != NULL ? put : del, put != NULL ?
+			    "Item" : "Key", &inner, out))
+				return;
+			if (inner == NULL) {
+				errors_reply(out, ERR_VALIDATION, "1 validation "
+				    "error detected: Value null at "
+				    "'requestItems.%s.member.%s' failed to "
+				    "satisfy constraint: Member must not be "
+				    "null", table, put != NULL ?
+				    "putRequest.item" : "deleteRequest.key");
+				return;
+			}
+			kv_err rv = json_to_item(c->a, inner, &es[k].v, &jerr);
+			if (rv == KV_EINVAL) {
+				from_json_error(out, &jerr);
+				return;
+			}
+			if (rv != KV_OK)
+				return errors_from_kv(out, rv);
+			if (es[k].put && item_size(&es[k].v) > ITEM_MAX_SIZE) {
+				errors_reply(out, ERR_VALIDATION, "Item size has "
+				    "exceeded the maximum allowed size");
+				return;
+			}
+			k++;
+		}
+	}
+	if (!check_entries(c, es, n, out))
+		return;
+
+	json_t *unprocessed = json_object(), *cc = json_object();
+	for (size_t i = 0; i < n; i++) {
+		item_op op = { .table = es[i].table, .v = &es[i].v,
+			.is_item = es[i].put,
+			.req = { .op = es[i].put ? RPC_PUT : RPC_DELETE } };
+		rpc_response resp;
+		reply fail = { 0 };
+		if ((es[i].put && !ops_item_encode(c, &es[i].v, &op, &fail)) ||
+		    !ops_item_call(c, &op, &resp, &fail)) {
+			if (fail.status >= 500) {
+				/* Not applied (or not known to be): retry. */
+				json_array_append(list_for(unprocessed,
+				    es[i].table), es[i].src);
+				free(fail.body);
+				continue;
+			}
+			free(out->body);
+			*out = fail;
+			json_decref(unprocessed);
+			json_decref(cc);
+			return;
+		}
+		charge(cc, es[i].table,
+		    2 * capacity_write_units(resp.old_size, resp.new_size));
+		wire_response_fini(&resp);
+	}
+	json_t *j = json_pack("{s:o}", "UnprocessedItems", unprocessed);
+	consumed_list(j, mode, cc);
+	json_decref(cc);
+	api_reply_json(out, j);
+}
+
+/* One table's part of a BatchGetItem. */
+typedef struct get_table {
+	const char *name;
+	json_t *src;     /* its KeysAndAttributes, for UnprocessedKeys */
+	req_exprs x;
+	bool consistent;
+} get_table;
+
+void
+ops_batch_get(api_ctx *c, json_t *body, reply *out)
+{
+	json_t *items_j, *ka;
+	const char *mode, *table;
+	size_t n = 0, nt = 0;
+
+	if (!req_capacity(body, &mode, out) ||
+	    !req_object(body, "RequestItems", &items_j, out))
+		return;
+	if (items_j == NULL) {
+		errors_reply(out, ERR_VALIDATION, "1 validation error detected: "
+		    "Value null at 'requestItems' failed to satisfy constraint: "
+		    "Member must not be null");
+		return;
+	}
+	req_errors e = { 0 };
+	if (json_object_size(items_j) == 0)
+		req_errors_add(&e, "Value '{}' at 'requestItems' failed to "
+		    "satisfy constraint: Member must have length greater than "
+		    "or equal to 1");
+	json_object_foreach(items_j, table, ka) {
+		json_t *keys;
+		req_check_table_name(&e, table, "requestItems.key");
+		if (!json_is_object(ka)) {
+			errors_reply(out, ERR_SERIALIZATION, "Unexpected value "
+			    "type in payload for member RequestItems");
+			return;
+		}
+		if (!req_array(ka, "Keys", &keys, out))
+			return;
+		if (keys == NULL || json_array_size(keys) < 1 ||
+		    json_array_size(keys) > BATCH_GET_MAX)
+			req_errors_add(&e, "Value '%s' at "
+			    "'requestItems.%s.member.keys' failed to satisfy "
+			    "constraint: %s", keys == NULL ? "null" : "[...]",
+			    table, keys == NULL ? "Member must not be null" :
+			    "Member must have length less than or equal to 100, "
+			    "Member must have length greater than or equal to 1");
+		else
+			n += json_array_size(keys);
+	}
+	if (req_errors_reply(&e, out))
+		return;
+	if (n > BATCH_GET_MAX) {
+		errors_reply(out, ERR_VALIDATION, "Too many items requested for "
+		    "the BatchGetItem call");
+		return;
+	}
+	get_table *ts = arena_alloc(c->a,
+	    (json_object_size(items_j) + 1) * sizeof(*ts));
+	entry *es = arena_alloc(c->a, (n + 1) * sizeof(*es));
+	size_t *owner = arena_alloc(c->a, (n + 1) * sizeof(*owner));
+	if (ts == NULL || es == NULL || owner == NULL)
+		return errors_from_kv(out, KV_ENOMEM);
+	size_t k = 0;
+	json_object_foreach(items_j, table, ka) {
+		size_t i;
+		json_t *kj, *keys = json_object_get(ka, "Keys");
+		get_table *g = &ts[nt];
+		g->name = table;
+		g->src = ka;
+		if (!req_bool(ka, "ConsistentRead", &g->consistent, out) ||
+		    !req_exprs_read(c, ka, REQ_EXPR_PROJECTION, &g->x, out))
+			return;
+		json_array_foreach(keys, i, kj) {
+			json_error jerr;
+			if (!json_is_object(kj)) {
+				errors_reply(out, ERR_SERIALIZATION, "Unexpected "
+				    "value type in payload for member Keys");
+				return;
+			}
+			kv_err rv = json_to_item(c->a, kj, &es[k].v, &jerr);
+			if (rv == KV_EINVAL) {
+				from_json_error(out, &jerr);
+				return;
+			}
+			if (rv != KV_OK)
+				return errors_from_kv(out, rv);
+			es[k].table = table;
+			es[k].src = kj;
+			owner[k++] = nt;
+		}
+		nt++;
+	}
+	if (!check_entries(c, es, n, out))
+		return;
+
+	json_t *responses = json_object(), *unprocessed = json_object();
+	json_t *cc = json_object();
+	size_t bytes = 0;
+	for (size_t t = 0; t < nt; t++)
+		json_object_set_new(responses, ts[t].name, json_array());
+	for (size_t i = 0; i < n; i++) {
+		get_table *g = &ts[owner[i]];
+		item_op op = { .table = es[i].table, .v = &es[i].v,
+			.req = { .op = RPC_GET, .consistent = g->consistent } };
+		rpc_response resp;
+		reply fail = { 0 };
+		if (bytes >= BATCH_GET_BYTES ||
+		    !ops_item_call(c, &op, &resp, &fail)) {
+			if (bytes >= BATCH_GET_BYTES || fail.status >= 500) {
+				json_t *u = json_object_get(unprocessed,
+				    g->name);
+				if (u == NULL) {
+					/* The table's options, without Keys. */
+					u = json_deep_copy(g->src);
+					json_object_set_new(u, "Keys",
+					    json_array());
+					json_object_set_new(unprocessed,
+					    g->name, u);
+				}
+				json_array_append(json_object_get(u, "Keys"),
+				    es[i].src);
+				free(fail.body);
+				continue;
+			}
+			free(out->body);
+			*out = fail;
+			json_decref(responses);
+			json_decref(unprocessed);
+			json_decref(cc);
+			return;
+		}
+		charge(cc, g->name, capacity_read_half_units(resp.old_size,
+		    g->consistent));
+		if (resp.found && resp.item != NULL) {
+			value item, shown;
+			if (codec_decode(c->a, resp.item, resp.item_len, &item)
+			    == KV_OK) {
+				shown = item;
+				if (g->x.proj == NULL || expr_project(c->a, &item,
+				    g->x.proj, &shown) == KV_OK)
+					json_array_append_new(json_object_get(
+					    responses, g->name),
+					    json_from_item(&shown));
+			}
+			bytes += resp.item_len;
+		}
+		wire_response_fini(&resp);
+	}
+	json_t *j = json_pack("{s:o,s:o}", "Responses", responses,
+	    "UnprocessedKeys", unprocessed);
+	consumed_list(j, mode, cc);
+	json_decref(cc);
+	api_reply_json(out, j);
+}

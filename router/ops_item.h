@@ -1,0 +1,34 @@
+/*
+ * ops_item.h — the single-item request path, shared by the single-item
+ * operations (ops_item.c) and the batch operations (ops_batch.c).
+ */
+#ifndef KV_OPS_ITEM_H
+#define KV_OPS_ITEM_H
+
+#include "api.h"
+#include "expr.h"
+#include "wire.h"
+
+/* What a single-item operation sends, besides its key. */
+typedef struct item_op {
+	const char *table;
+	const value *v;          /* the Item (PutItem) or the Key */
+	bool is_item;            /* v is a whole item */
+	const expr_update *upd;  /* UpdateItem: refuse key updates */
+	const char *capacity;    /* ReturnConsumedCapacity; NULL: none */
+	rpc_request req;         /* op, item, expressions, return values */
+} item_op;
+
+/*
+ * ops_item_call sends op to the owner of its item's partition, refreshing
+ * the catalog and retrying on stale routes. Returns true when the node
+ * gave an answer for the client (KV_OK, KV_COND_FAILED or KV_EINVAL in
+ * resp->code; wire_response_fini(resp) afterwards), or false after filling
+ * *out (missing table, bad key, unreachable node: out's status says which).
+ */
+bool ops_item_call(api_ctx *c, item_op *op, rpc_response *resp, reply *out);
+
+/* ops_item_encode puts v into op->req.item as codec bytes (in c->a). */
+bool ops_item_encode(api_ctx *c, const value *v, item_op *op, reply *out);
+
+#endif

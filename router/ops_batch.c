@@ -45,6 +45,29 @@ from_json_error(reply *out, const json_error *e)
 	return false;
 }
 
+/*
+ * The key of a batch put. A missing or mistyped key attribute gets the
+ * key-schema message here (PutItem words it differently); empty and
+ * oversized keys get req_item_key's messages.
+ */
+static bool
+put_key(const table *t, entry *e, reply *out)
+{
+	const key_def *defs[2] = { &t->hash, &t->range };
+	for (int i = 0; i < 2; i++) {
+		if (defs[i]->name == NULL)
+			continue;
+		const value *v = item_attr(&e->v, defs[i]->name,
+		    strlen(defs[i]->name));
+		if (v == NULL || v->type != defs[i]->type) {
+			errors_reply(out, ERR_VALIDATION, "The provided key "
+			    "element does not match the schema");
+			return false;
+		}
+	}
+	return req_item_key(t, &e->v, &e->pk, &e->sk, out);
+}
+
 /* Checks tables, key schemas and duplicates of entries[0..n). */
 static bool
 check_entries(api_ctx *c, entry *es, size_t n, reply *out)
@@ -65,9 +88,8 @@ again:
 			req_table_missing(out);
 			return false;
 		}
-		bool ok = es[i].put ? req_item_key(t, &es[i].v, &es[i].pk,
-		    &es[i].sk, out) : req_key(t, &es[i].v, &es[i].pk,
-		    &es[i].sk, out);
+		bool ok = es[i].put ? put_key(t, &es[i], out) :
+		    req_key(t, &es[i].v, &es[i].pk, &es[i].sk, out);
 		if (!ok) {
 			route_read_unlock();
 			return false;
@@ -153,11 +175,12 @@ ops_batch_write(api_ctx *c, json_t *body, reply *out)
 		}
 		if (json_array_size(list) < 1 ||
 		    json_array_size(list) > BATCH_WRITE_MAX) {
-			req_errors_add(&e, "Value '{%s=[...]}' at 'requestItems' "
+			req_errors_add(&e, "Value '{%s=%s}' at 'requestItems' "
 			    "failed to satisfy constraint: Map value must "
 			    "satisfy constraint: [Member must have length less "
 			    "than or equal to 25, Member must have length "
-			    "greater than or equal to 1]", table);
+			    "greater than or equal to 1]", table,
+			    json_array_size(list) == 0 ? "[]" : "[...]");
 			break;
 		}
 		n += json_array_size(list);
@@ -307,12 +330,14 @@ ops_batch_get(api_ctx *c, json_t *body, reply *out)
 			return;
 		if (keys == NULL || json_array_size(keys) < 1 ||
 		    json_array_size(keys) > BATCH_GET_MAX)
-			req_errors_add(&e, "Value '%s' at "
+			req_errors_add(&e, "Value %s at "
 			    "'requestItems.%s.member.keys' failed to satisfy "
-			    "constraint: %s", keys == NULL ? "null" : "[...]",
+			    "constraint: %s", keys == NULL ? "null" :
+			    json_array_size(keys) == 0 ? "'[]'" : "'[...]'",
 			    table, keys == NULL ? "Member must not be null" :
-			    "Member must have length less than or equal to 100, "
-			    "Member must have length greater than or equal to 1");
+			    json_array_size(keys) == 0 ?
+			    "Member must have length greater than or equal to 1" :
+			    "Member must have length less than or equal to 100");
 		else
 			n += json_array_size(keys);
 	}

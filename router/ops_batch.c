@@ -8,9 +8,13 @@
  * comes back in UnprocessedItems / UnprocessedKeys for the client to
  * retry, while the rest are applied.
  *
- * FIXME: items are sent one after another; grouping them per node and
- * sending the groups in parallel is the batch path's next step.
+ * The items go out in parallel: up to BATCH_THREADS workers take the next
+ * item, each with its own arena, and fill one result slot per item, which
+ * the request's thread assembles after joining them (slots are written by
+ * one worker and read after pthread_join, so they need no lock).
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +31,7 @@
 #define BATCH_WRITE_MAX 25
 #define BATCH_GET_MAX 100
 #define BATCH_GET_BYTES (16u * 1024 * 1024)
+#define BATCH_THREADS 8
 
 /* One request of a batch, parsed. */
 typedef struct entry {
@@ -148,6 +153,102 @@ list_for(json_t *map, const char *table)
 	return l;
 }
 
+/* One table's part of a BatchGetItem. */
+typedef struct get_table {
+	const char *name;
+	json_t *src;     /* its KeysAndAttributes, for UnprocessedKeys */
+	req_exprs x;
+	bool consistent;
+} get_table;
+
+/* What became of one item of a batch. */
+typedef struct slot {
+	reply fail;    /* status 0: applied or read */
+	uint64_t half; /* capacity charged, in half units */
+	json_t *item;  /* BatchGetItem: the item found, projected */
+	size_t bytes;  /* BatchGetItem: its size on the wire */
+} slot;
+
+typedef struct batch_job {
+	api_ctx *c;
+	entry *es;
+	slot *slots;
+	size_t n;
+	atomic_size_t next;
+	const get_table *ts; /* BatchGetItem: tables; NULL for writes */
+	const size_t *owner; /* BatchGetItem: entry -> table */
+} batch_job;
+
+/* Runs entry i with the worker's own context (and arena). */
+static void
+run_one(batch_job *b, api_ctx *wc, size_t i)
+{
+	entry *e = &b->es[i];
+	slot *sl = &b->slots[i];
+	const get_table *g = b->ts != NULL ? &b->ts[b->owner[i]] : NULL;
+	item_op op = { .table = e->table, .v = &e->v, .is_item = e->put,
+		.req = { .op = g != NULL ? RPC_GET : e->put ? RPC_PUT :
+		RPC_DELETE, .consistent = g != NULL && g->consistent } };
+	rpc_response resp;
+
+	if ((e->put && !ops_item_encode(wc, &e->v, &op, &sl->fail)) ||
+	    !ops_item_call(wc, &op, &resp, &sl->fail))
+		return;
+	if (g == NULL) {
+		sl->half = 2 * capacity_write_units(resp.old_size,
+		    resp.new_size);
+	} else {
+		value item, shown;
+		sl->half = capacity_read_half_units(resp.old_size,
+		    g->consistent);
+		if (resp.found && resp.item != NULL &&
+		    codec_decode(wc->a, resp.item, resp.item_len, &item) ==
+		    KV_OK) {
+			shown = item;
+			if (g->x.proj == NULL || expr_project(wc->a, &item,
+			    g->x.proj, &shown) == KV_OK)
+				sl->item = json_from_item(&shown);
+			sl->bytes = resp.item_len;
+		}
+	}
+	wire_response_fini(&resp);
+}
+
+static void *
+worker(void *arg)
+{
+	batch_job *b = arg;
+	api_ctx wc = *b->c;
+	arena a;
+	wc.a = &a;
+	for (;;) {
+		size_t i = atomic_fetch_add(&b->next, 1);
+		if (i >= b->n)
+			break;
+		arena_init(&a);
+		run_one(b, &wc, i);
+		arena_fini(&a);
+	}
+	return NULL;
+}
+
+/* Runs every entry of b, in parallel. */
+static void
+run_all(batch_job *b)
+{
+	pthread_t th[BATCH_THREADS];
+	size_t started = 0;
+	atomic_init(&b->next, 0);
+	for (size_t t = 1; t < BATCH_THREADS && t < b->n; t++) {
+		if (pthread_create(&th[started], NULL, worker, b) != 0)
+			break; /* the rest is done by fewer workers */
+		started++;
+	}
+	worker(b);
+	for (size_t t = 0; t < started; t++)
+		pthread_join(th[t], NULL);
+}
+
 void
 ops_batch_write(api_ctx *c, json_t *body, reply *out)
 {
@@ -257,45 +358,43 @@ ops_batch_write(api_ctx *c, json_t *body, reply *out)
 	if (!check_entries(c, es, n, out))
 		return;
 
+	slot *slots = arena_alloc(c->a, (n + 1) * sizeof(*slots));
+	if (slots == NULL)
+		return errors_from_kv(out, KV_ENOMEM);
+	batch_job job = { .c = c, .es = es, .slots = slots, .n = n };
+	run_all(&job);
 	json_t *unprocessed = json_object(), *cc = json_object();
+	reply *first_error = NULL;
 	for (size_t i = 0; i < n; i++) {
-		item_op op = { .table = es[i].table, .v = &es[i].v,
-			.is_item = es[i].put,
-			.req = { .op = es[i].put ? RPC_PUT : RPC_DELETE } };
-		rpc_response resp;
-		reply fail = { 0 };
-		if ((es[i].put && !ops_item_encode(c, &es[i].v, &op, &fail)) ||
-		    !ops_item_call(c, &op, &resp, &fail)) {
-			if (fail.status >= 500) {
-				/* Not applied (or not known to be): retry. */
-				json_array_append(list_for(unprocessed,
-				    es[i].table), es[i].src);
-				free(fail.body);
-				continue;
-			}
-			free(out->body);
-			*out = fail;
-			json_decref(unprocessed);
-			json_decref(cc);
-			return;
+		if (slots[i].fail.status >= 500) {
+			/* Not applied (or not known to be): retry. */
+			json_array_append(list_for(unprocessed, es[i].table),
+			    es[i].src);
+		} else if (slots[i].fail.status != 0) {
+			if (first_error == NULL)
+				first_error = &slots[i].fail;
+			continue;
+		} else {
+			charge(cc, es[i].table, slots[i].half);
 		}
-		charge(cc, es[i].table,
-		    2 * capacity_write_units(resp.old_size, resp.new_size));
-		wire_response_fini(&resp);
+	}
+	if (first_error != NULL) {
+		free(out->body);
+		*out = *first_error;
+		first_error->body = NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		free(slots[i].fail.body);
+	if (first_error != NULL) {
+		json_decref(unprocessed);
+		json_decref(cc);
+		return;
 	}
 	json_t *j = json_pack("{s:o}", "UnprocessedItems", unprocessed);
 	consumed_list(j, mode, cc);
 	json_decref(cc);
 	api_reply_json(out, j);
 }
-
-/* One table's part of a BatchGetItem. */
-typedef struct get_table {
-	const char *name;
-	json_t *src;     /* its KeysAndAttributes, for UnprocessedKeys */
-	req_exprs x;
-	bool consistent;
-} get_table;
 
 void
 ops_batch_get(api_ctx *c, json_t *body, reply *out)
@@ -387,58 +486,60 @@ ops_batch_get(api_ctx *c, json_t *body, reply *out)
 	if (!check_entries(c, es, n, out))
 		return;
 
+	slot *slots = arena_alloc(c->a, (n + 1) * sizeof(*slots));
+	if (slots == NULL)
+		return errors_from_kv(out, KV_ENOMEM);
+	batch_job job = { .c = c, .es = es, .slots = slots, .n = n,
+		.ts = ts, .owner = owner };
+	run_all(&job);
 	json_t *responses = json_object(), *unprocessed = json_object();
 	json_t *cc = json_object();
+	reply *first_error = NULL;
 	size_t bytes = 0;
 	for (size_t t = 0; t < nt; t++)
 		json_object_set_new(responses, ts[t].name, json_array());
 	for (size_t i = 0; i < n; i++) {
 		get_table *g = &ts[owner[i]];
-		item_op op = { .table = es[i].table, .v = &es[i].v,
-			.req = { .op = RPC_GET, .consistent = g->consistent } };
-		rpc_response resp;
-		reply fail = { 0 };
-		if (bytes >= BATCH_GET_BYTES ||
-		    !ops_item_call(c, &op, &resp, &fail)) {
-			if (bytes >= BATCH_GET_BYTES || fail.status >= 500) {
-				json_t *u = json_object_get(unprocessed,
-				    g->name);
-				if (u == NULL) {
-					/* The table's options, without Keys. */
-					u = json_deep_copy(g->src);
-					json_object_set_new(u, "Keys",
-					    json_array());
-					json_object_set_new(unprocessed,
-					    g->name, u);
-				}
-				json_array_append(json_object_get(u, "Keys"),
-				    es[i].src);
-				free(fail.body);
-				continue;
-			}
-			free(out->body);
-			*out = fail;
-			json_decref(responses);
-			json_decref(unprocessed);
-			json_decref(cc);
-			return;
+		slot *sl = &slots[i];
+		if (sl->fail.status != 0 && sl->fail.status < 500) {
+			if (first_error == NULL)
+				first_error = &sl->fail;
+			continue;
 		}
-		charge(cc, g->name, capacity_read_half_units(resp.old_size,
-		    g->consistent));
-		if (resp.found && resp.item != NULL) {
-			value item, shown;
-			if (codec_decode(c->a, resp.item, resp.item_len, &item)
-			    == KV_OK) {
-				shown = item;
-				if (g->x.proj == NULL || expr_project(c->a, &item,
-				    g->x.proj, &shown) == KV_OK)
-					json_array_append_new(json_object_get(
-					    responses, g->name),
-					    json_from_item(&shown));
+		if (sl->fail.status >= 500 || bytes >= BATCH_GET_BYTES) {
+			/* Unreachable, or past the 16 MB answer: retry. */
+			json_t *u = json_object_get(unprocessed, g->name);
+			if (u == NULL) {
+				/* The table's options, with only these Keys. */
+				u = json_deep_copy(g->src);
+				json_object_set_new(u, "Keys", json_array());
+				json_object_set_new(unprocessed, g->name, u);
 			}
-			bytes += resp.item_len;
+			json_array_append(json_object_get(u, "Keys"),
+			    es[i].src);
+			continue;
 		}
-		wire_response_fini(&resp);
+		charge(cc, g->name, sl->half);
+		if (sl->item != NULL) {
+			json_array_append(json_object_get(responses, g->name),
+			    sl->item);
+			bytes += sl->bytes;
+		}
+	}
+	if (first_error != NULL) {
+		free(out->body);
+		*out = *first_error;
+		first_error->body = NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		free(slots[i].fail.body);
+		json_decref(slots[i].item);
+	}
+	if (first_error != NULL) {
+		json_decref(responses);
+		json_decref(unprocessed);
+		json_decref(cc);
+		return;
 	}
 	json_t *j = json_pack("{s:o,s:o}", "Responses", responses,
 	    "UnprocessedKeys", unprocessed);

@@ -66,9 +66,10 @@
  *     does not exist (it still costs the minimum). BatchGetItem calls
  *     once per key and adds: each item is rounded separately.
  *   Query, Scan: the sum of the sizes of the items read for one page,
- *     filtered out or not; call once per page, and once per partition a
- *     page touches (the guide: a Scan costs at least the minimum for
- *     each partition involved, even an empty one). Never once per item.
+ *     filtered out or not; call once per page, never once per item. (The
+ *     guide also speaks of a minimum per partition a Scan touches; the
+ *     router charges per page only, which is what reproduces the measured
+ *     Scan costs in ../shared/SEEDS.md.)
  *   An index: the sizes of the index entries, not of the table items.
  */
 uint64_t capacity_read_half_units(uint64_t bytes, bool consistent);

@@ -311,6 +311,24 @@ check_esk(const table *t, const value *esk, const value **pk,
 	return true;
 }
 
+/* A Query's start key must lie inside what the query reads. */
+static bool
+esk_in_query(const read_req *r, const value *pk, const value *epk,
+    reply *out)
+{
+	if (!value_equal(pk, epk)) {
+		errors_reply(out, ERR_VALIDATION, "The provided starting key is "
+		    "outside query boundaries based on provided conditions");
+		return false;
+	}
+	if (!expr_eval_condition(r->x.key, &r->esk)) {
+		errors_reply(out, ERR_VALIDATION, "The provided starting key "
+		    "does not match the range key predicate");
+		return false;
+	}
+	return true;
+}
+
 static bool
 index_refused(json_t *body, reply *out)
 {
@@ -319,6 +337,60 @@ index_refused(json_t *body, reply *out)
 		return false;
 	errors_reply(out, ERR_VALIDATION, "The table does not have the "
 	    "specified index: %s", json_string_value(index));
+	return true;
+}
+
+/* The first key attribute any path of o names, or NULL. */
+static const char *
+operand_key(const table *t, const expr_operand *o)
+{
+	if (o->kind == EXPR_OPND_PATH) {
+		const expr_path_elem *e = &o->path.elems[0];
+		const key_def *defs[2] = { &t->hash, &t->range };
+		for (int i = 0; i < 2 && e->name != NULL; i++)
+			if (defs[i]->name != NULL &&
+			    strlen(defs[i]->name) == e->name_len &&
+			    memcmp(defs[i]->name, e->name, e->name_len) == 0)
+				return defs[i]->name;
+		return NULL;
+	}
+	for (size_t i = 0; o->kind == EXPR_OPND_FUNC && i < o->nargs; i++) {
+		const char *k = operand_key(t, &o->args[i]);
+		if (k != NULL)
+			return k;
+	}
+	return NULL;
+}
+
+static const char *
+cond_key(const table *t, const expr_cond *c)
+{
+	for (size_t i = 0; i < c->nops; i++) {
+		const char *k = operand_key(t, &c->ops[i]);
+		if (k != NULL)
+			return k;
+	}
+	for (size_t i = 0; i < c->nkids; i++) {
+		const char *k = cond_key(t, c->kids[i]);
+		if (k != NULL)
+			return k;
+	}
+	return NULL;
+}
+
+/* A Query's filter may not name key attributes (the key condition does). */
+static bool
+filter_keys_refused(json_t *body, const table *t, const read_req *r,
+    reply *out)
+{
+	const char *k = r->x.filter != NULL ? cond_key(t, r->x.filter) : NULL;
+	if (k == NULL)
+		return false;
+	bool legacy = json_object_get(body, "QueryFilter") != NULL &&
+	    !json_is_null(json_object_get(body, "QueryFilter"));
+	errors_reply(out, ERR_VALIDATION, "%s can only contain non-primary "
+	    "key attributes: Primary key attribute: %s", legacy ?
+	    "QueryFilter" : "Filter Expression", k);
 	return true;
 }
 
@@ -363,7 +435,11 @@ query_bounds(api_ctx *c, const table *t, const read_req *r,
 		    strlen(t->range.name) == l &&
 		    memcmp(t->range.name, kc[i].attr, l) == 0)
 			rk = &kc[i];
-		else {
+		else if (t->range.name == NULL) {
+			errors_reply(out, ERR_VALIDATION, "Query key condition "
+			    "not supported");
+			return false;
+		} else {
 			errors_reply(out, ERR_VALIDATION, "Query condition "
 			    "missed key schema element: %s", hk == NULL ?
 			    t->hash.name : t->range.name);
@@ -510,7 +586,9 @@ ops_read_query(api_ctx *c, json_t *body, reply *out)
 		const table *t = find_table(c, r.table, &refreshed, out);
 		if (t == NULL || index_refused(body, out) ||
 		    !query_bounds(c, t, &r, &pk, &b, out) ||
-		    (r.has_esk && !check_esk(t, &r.esk, &epk, &esk, out))) {
+		    filter_keys_refused(body, t, &r, out) ||
+		    (r.has_esk && !check_esk(t, &r.esk, &epk, &esk, out)) ||
+		    (r.has_esk && !esk_in_query(&r, pk, epk, out))) {
 			route_read_unlock();
 			return;
 		}
@@ -624,7 +702,7 @@ ops_read_scan(api_ctx *c, json_t *body, reply *out)
 		if (r.segment >= r.total_segments) {
 			errors_reply(out, ERR_VALIDATION, "The Segment parameter "
 			    "is zero-based and must be less than parameter "
-			    "TotalSegments: Segment: %u is out of bounds for "
+			    "TotalSegments: Segment: %u is not less than "
 			    "TotalSegments: %u", r.segment, r.total_segments);
 			return;
 		}

@@ -230,8 +230,8 @@ read_expected(api_ctx *c, json_t *exp_j, const char *op, expr_cond **out,
  * (KeyConditions always by AND).
  */
 static bool
-read_legacy_filter(api_ctx *c, json_t *f_j, bool or, expr_cond **out,
-    reply *rep)
+read_legacy_filter(api_ctx *c, json_t *f_j, bool or, bool key,
+    expr_cond **out, reply *rep)
 {
 	size_t n = json_object_size(f_j), i = 0;
 	expr_cond **conds = arena_alloc(c->a, (n + 1) * sizeof(*conds));
@@ -256,6 +256,13 @@ read_legacy_filter(api_ctx *c, json_t *f_j, bool or, expr_cond **out,
 			return invalid(rep, "1 validation error detected: Value "
 			    "null at 'comparisonOperator' failed to satisfy "
 			    "constraint: Member must not be null");
+		/* A key condition can only use what a key range serves. */
+		if (key && strcmp(op, "EQ") != 0 && strcmp(op, "LE") != 0 &&
+		    strcmp(op, "LT") != 0 && strcmp(op, "GE") != 0 &&
+		    strcmp(op, "GT") != 0 && strcmp(op, "BEGINS_WITH") != 0 &&
+		    strcmp(op, "BETWEEN") != 0)
+			return invalid(rep, "Attempted conditional constraint "
+			    "is not an indexable operation");
 		size_t nl = list != NULL ? json_array_size(list) : 0;
 		value *vals = arena_alloc(c->a, (nl + 1) * sizeof(value));
 		if (vals == NULL)
@@ -482,10 +489,11 @@ req_exprs_read(api_ctx *c, json_t *body, unsigned which, req_exprs *out,
 	if (atg != NULL && !read_attributes_to_get(c, atg, &out->proj, rep))
 		return false;
 	if (filter_j != NULL && !read_legacy_filter(c, filter_j,
-	    cond_op != NULL && strcmp(cond_op, "OR") == 0, &out->filter, rep))
-		return false;
-	if (keyc_j != NULL && !read_legacy_filter(c, keyc_j, false, &out->key,
+	    cond_op != NULL && strcmp(cond_op, "OR") == 0, false, &out->filter,
 	    rep))
+		return false;
+	if (keyc_j != NULL && !read_legacy_filter(c, keyc_j, false, true,
+	    &out->key, rep))
 		return false;
 	if (!any_expr)
 		return true;

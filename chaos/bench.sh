@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# bench.sh — GetItem, PutItem and hot-counter UpdateItem throughput through
-# the router, measured with wrk (closed loop, 32 connections) against a
-# fresh local cluster.
+# bench.sh — GetItem, PutItem, hot-counter UpdateItem and Query (pages of
+# 10 items from one partition) throughput through the router, measured
+# with wrk (closed loop, 32 connections) against a fresh local cluster.
 # Usage: chaos/bench.sh [SECONDS]  (./kv bench runs it). Prints one line
 # per operation: requests/s, p50 and p99 latency, non-200 answers.
 set -euo pipefail
@@ -48,4 +48,14 @@ echo "kv bench: router + 3 nodes on $(nproc) cores, wrk -t2 -c32, ${secs}s each,
 run put "$secs"
 run get "$secs"
 run counter "$secs"
+call CreateTable '{"TableName":"benchq","BillingMode":"PAY_PER_REQUEST","AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"},{"AttributeName":"sk","AttributeType":"N"}],"KeySchema":[{"AttributeName":"pk","KeyType":"HASH"},{"AttributeName":"sk","KeyType":"RANGE"}]}'
+for _ in $(seq 100); do
+	curl -fsS "$url/" -H "X-Amz-Target: DynamoDB_20120810.DescribeTable" \
+		-d '{"TableName":"benchq"}' | grep -q '"ACTIVE"' && break
+	sleep 0.05
+done
+for i in $(seq 0 99); do
+	call PutItem "{\"TableName\":\"benchq\",\"Item\":{\"pk\":{\"S\":\"q\"},\"sk\":{\"N\":\"$i\"},\"v\":{\"S\":\"$(printf 'x%.0s' $(seq 150))\"}}}"
+done
+run query "$secs"
 

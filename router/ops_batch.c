@@ -114,6 +114,23 @@ again:
 	return true;
 }
 
+/* ReturnConsumedCapacity and RequestItems (which must be there). */
+static bool
+read_request_items(json_t *body, const char **mode, json_t **items,
+    reply *out)
+{
+	if (!req_capacity(body, mode, out) ||
+	    !req_object(body, "RequestItems", items, out))
+		return false;
+	if (*items == NULL) {
+		errors_reply(out, ERR_VALIDATION, "1 validation error detected: "
+		    "Value null at 'requestItems' failed to satisfy constraint: "
+		    "Member must not be null");
+		return false;
+	}
+	return true;
+}
+
 /* Adds `half` units for table name to the per-table list in cc. */
 static void
 charge(json_t *cc, const char *name, uint64_t half)
@@ -257,15 +274,8 @@ ops_batch_write(api_ctx *c, json_t *body, reply *out)
 	json_t *list;
 	size_t n = 0;
 
-	if (!req_capacity(body, &mode, out) ||
-	    !req_object(body, "RequestItems", &items_j, out))
+	if (!read_request_items(body, &mode, &items_j, out))
 		return;
-	if (items_j == NULL) {
-		errors_reply(out, ERR_VALIDATION, "1 validation error detected: "
-		    "Value null at 'requestItems' failed to satisfy constraint: "
-		    "Member must not be null");
-		return;
-	}
 	req_errors e = { 0 };
 	json_object_foreach(items_j, table, list) {
 		req_check_table_name(&e, table, "requestItems.key");
@@ -403,15 +413,8 @@ ops_batch_get(api_ctx *c, json_t *body, reply *out)
 	const char *mode, *table;
 	size_t n = 0, nt = 0;
 
-	if (!req_capacity(body, &mode, out) ||
-	    !req_object(body, "RequestItems", &items_j, out))
+	if (!read_request_items(body, &mode, &items_j, out))
 		return;
-	if (items_j == NULL) {
-		errors_reply(out, ERR_VALIDATION, "1 validation error detected: "
-		    "Value null at 'requestItems' failed to satisfy constraint: "
-		    "Member must not be null");
-		return;
-	}
 	req_errors e = { 0 };
 	if (json_object_size(items_j) == 0)
 		req_errors_add(&e, "Value '{}' at 'requestItems' failed to "

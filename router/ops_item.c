@@ -11,7 +11,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "api.h"
 #include "capacity.h"
@@ -120,9 +119,8 @@ ops_item_call(api_ctx *c, item_op *op, rpc_response *resp, reply *out)
 		switch (resp->code) {
 		case KV_STALE_ROUTE:
 			wire_response_fini(resp);
-			route_refresh(c->r);
+			route_stale(c->r, attempt);
 			refreshed = true;
-			usleep((useconds_t) attempt * 5000);
 			continue;
 		case KV_OK:
 		case KV_COND_FAILED:

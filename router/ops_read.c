@@ -14,7 +14,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "api.h"
 #include "capacity.h"
@@ -627,9 +626,8 @@ ops_read_query(api_ctx *c, json_t *body, reply *out)
 		    b.lol, b.hi, b.hil, &pg);
 		if (rv == KV_STALE_ROUTE) {
 			json_decref(pg.items);
-			route_refresh(c->r);
+			route_stale(c->r, attempt);
 			refreshed = true;
-			usleep((useconds_t) attempt * 5000);
 			continue;
 		}
 		if (rv != KV_OK) {
@@ -815,9 +813,8 @@ ops_read_scan(api_ctx *c, json_t *body, reply *out)
 		}
 		if (rv == KV_STALE_ROUTE) {
 			/* Continue from where this attempt got to. */
-			route_refresh(c->r);
+			route_stale(c->r, attempt);
 			refreshed = true;
-			usleep((useconds_t) attempt * 5000);
 			continue;
 		}
 		if (rv != KV_OK) {

@@ -168,3 +168,10 @@ route_close(router *r)
 	}
 	rcu_barrier();
 }
+
+void
+route_stale(router *r, int attempt)
+{
+	route_refresh(r);
+	usleep((useconds_t) attempt * 5000);
+}

@@ -42,4 +42,12 @@ const catalog *route_current(router *r);
  */
 kv_err route_refresh(router *r);
 
+/*
+ * route_stale is what a request does after a node answered STALE_ROUTE on
+ * its attempt number `attempt` (0, 1, ...): refresh the catalog, then back
+ * off a little longer each time, so that the owner can hear of the change
+ * too. Must not be called under route_read_lock.
+ */
+void route_stale(router *r, int attempt);
+
 #endif

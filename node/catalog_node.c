@@ -333,6 +333,11 @@ tell(node *n, uint32_t i, rpc_op op, const table *t)
 		wire_response_fini(&resp);
 	}
 	arena_fini(&a);
+	if (rv != KV_OK)
+		fprintf(stderr, "kv-node %u: %s of table %s to node %u failed: "
+		    "%s (the catalog worker retries)\n", n->index,
+		    op == RPC_ASSIGN ? "assignment" : "drop", t->name, i,
+		    kv_err_name(rv));
 	return rv;
 }
 

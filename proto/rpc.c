@@ -28,10 +28,16 @@ static void
 pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
 	rpc_client *c = arg;
-	if (ev == NNG_PIPE_EV_ADD_POST) {
+	/*
+	 * nng reports REM_POST for every pipe that saw ADD_PRE, also for one
+	 * closed before it was added (ADD_POST never came): count from
+	 * ADD_PRE, or a connection that fails half-way leaves the count one
+	 * too low and the node looking dead for good.
+	 */
+	if (ev == NNG_PIPE_EV_ADD_PRE)
 		atomic_fetch_add(&c->pipes, 1);
+	else if (ev == NNG_PIPE_EV_ADD_POST)
 		atomic_store(&c->ever, true);
-	}
 	else if (ev == NNG_PIPE_EV_REM_POST)
 		atomic_fetch_sub(&c->pipes, 1);
 }
@@ -54,6 +60,7 @@ rpc_client_open(const char *url, rpc_client **out)
 	nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, RPC_MAX_MESSAGE);
 	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, 20);
 	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 250);
+	nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_PRE, pipe_event, c);
 	nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_POST, pipe_event, c);
 	nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, pipe_event, c);
 	if (nng_dial(c->sock, url, NULL, NNG_FLAG_NONBLOCK) != 0) {

@@ -16,7 +16,7 @@
 #include "config.h"
 #include "rpc.h"
 
-#define TIMEOUT_MS 2000
+#define TIMEOUT_MS 5000 /* generous: a loaded node is slow, not gone */
 
 static const char *
 status_name(table_status s)

@@ -400,6 +400,20 @@ typedef struct bounds {
 } bounds;
 
 /*
+ * set_bound makes dst the key k, or with after the first key after k
+ * (k + 0x00: no encoded key is a prefix of another). dst has room.
+ */
+static void
+set_bound(uint8_t *dst, size_t *dstl, const uint8_t *k, size_t kl,
+    bool after)
+{
+	memcpy(dst, k, kl);
+	*dstl = kl;
+	if (after)
+		dst[(*dstl)++] = 0;
+}
+
+/*
  * Works out the Query's partition key value and sort-key bounds from the
  * key conditions; false after filling *out with DynamoDB's answer.
  */
@@ -509,33 +523,23 @@ query_bounds(api_ctx *c, const table *t, const read_req *r,
 	size_t k0l = cl + keyenc_value(rk->v[0], memcpy(k0, b->lo, cl) + cl);
 	switch (rk->op) {
 	case EXPR_KEY_EQ:
-		memcpy(b->lo, k0, k0l);
-		b->lol = k0l;
-		memcpy(b->hi, k0, k0l);
-		b->hi[k0l] = 0;
-		b->hil = k0l + 1;
+		set_bound(b->lo, &b->lol, k0, k0l, false);
+		set_bound(b->hi, &b->hil, k0, k0l, true);
 		break;
 	case EXPR_KEY_LT:
-		memcpy(b->hi, k0, k0l);
-		b->hil = k0l;
+		set_bound(b->hi, &b->hil, k0, k0l, false);
 		break;
 	case EXPR_KEY_LE:
-		memcpy(b->hi, k0, k0l);
-		b->hi[k0l] = 0;
-		b->hil = k0l + 1;
+		set_bound(b->hi, &b->hil, k0, k0l, true);
 		break;
 	case EXPR_KEY_GT:
-		memcpy(b->lo, k0, k0l);
-		b->lo[k0l] = 0;
-		b->lol = k0l + 1;
+		set_bound(b->lo, &b->lol, k0, k0l, true);
 		break;
 	case EXPR_KEY_GE:
-		memcpy(b->lo, k0, k0l);
-		b->lol = k0l;
+		set_bound(b->lo, &b->lol, k0, k0l, false);
 		break;
 	case EXPR_KEY_BETWEEN:
-		memcpy(b->lo, k0, k0l);
-		b->lol = k0l;
+		set_bound(b->lo, &b->lol, k0, k0l, false);
 		memcpy(b->hi, k0, cl); /* the collection prefix, unchanged */
 		b->hil = cl + keyenc_value(rk->v[1], b->hi + cl);
 		b->hi[b->hil++] = 0;

@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,20 @@ next_word(char **p)
 }
 
 kv_err
+config_number(const char *s, uint64_t *out)
+{
+	char *end;
+	if (s == NULL || *s < '0' || *s > '9')
+		return KV_EINVAL;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return KV_EINVAL;
+	*out = v;
+	return KV_OK;
+}
+
+kv_err
 config_load(const char *path, config *c, char *why, size_t whylen)
 {
 	FILE *f = fopen(path, "r");
@@ -37,6 +52,9 @@ config_load(const char *path, config *c, char *why, size_t whylen)
 
 	memset(c, 0, sizeof(*c));
 	c->partitions = 4;
+	c->partition_rcu = CONFIG_PARTITION_RCU;
+	c->partition_wcu = CONFIG_PARTITION_WCU;
+	c->burst_seconds = CONFIG_BURST_SECONDS;
 	if (f == NULL) {
 		snprintf(why, whylen, "%s: cannot open", path);
 		return KV_IO;
@@ -56,6 +74,20 @@ config_load(const char *path, config *c, char *why, size_t whylen)
 			if (n < 1 || n > 4096)
 				goto bad;
 			c->partitions = (uint32_t) n;
+		} else if ((strcmp(key, "partition-rcu") == 0 ||
+		    strcmp(key, "partition-wcu") == 0 ||
+		    strcmp(key, "burst-seconds") == 0) && a != NULL &&
+		    b == NULL) {
+			uint64_t v;
+			if (config_number(a, &v) != KV_OK || (key[0] == 'p' &&
+			    v == 0) || v > UINT32_MAX)
+				goto bad;
+			if (strcmp(key, "partition-rcu") == 0)
+				c->partition_rcu = v;
+			else if (strcmp(key, "partition-wcu") == 0)
+				c->partition_wcu = v;
+			else
+				c->burst_seconds = (uint32_t) v;
 		} else if (strcmp(key, "node") == 0 && b != NULL &&
 		    extra == NULL) {
 			if (c->n_nodes == CONFIG_MAX_NODES ||

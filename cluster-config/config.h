@@ -4,6 +4,9 @@
  * A cluster file is plain text, one setting a line, '#' starts a comment:
  *
  *   partitions 4                      default partitions of a new table
+ *   partition-rcu 3000                read ceiling of one partition (RCU/s)
+ *   partition-wcu 1000                write ceiling of one partition (WCU/s)
+ *   burst-seconds 300                 unused capacity kept as burst credit
  *   node  ipc://.kv/run/node0.ipc  .kv/data/node0     (URL, data folder)
  *   router 127.0.0.1:8000             (HTTP listen address)
  *
@@ -32,8 +35,14 @@ typedef struct config_router {
 	int port;
 } config_router;
 
+#define CONFIG_PARTITION_RCU 3000 /* DynamoDB's per-partition ceilings */
+#define CONFIG_PARTITION_WCU 1000
+#define CONFIG_BURST_SECONDS 300
+
 typedef struct config {
 	uint32_t partitions;
+	uint64_t partition_rcu, partition_wcu; /* ceilings, units per second */
+	uint32_t burst_seconds;
 	config_node nodes[CONFIG_MAX_NODES];
 	size_t n_nodes;
 	config_router routers[CONFIG_MAX_ROUTERS];
@@ -46,5 +55,11 @@ typedef struct config {
  * why[0..whylen) when it is malformed.
  */
 kv_err config_load(const char *path, config *c, char *why, size_t whylen);
+
+/*
+ * config_number reads a decimal integer (digits only) into *out; KV_EINVAL
+ * for anything else, for the cluster file and command-line overrides.
+ */
+kv_err config_number(const char *s, uint64_t *out);
 
 #endif

@@ -27,6 +27,7 @@ typedef enum table_status {
 	TABLE_CREATING = 1,
 	TABLE_ACTIVE,
 	TABLE_DELETING,
+	TABLE_UPDATING, /* throughput or billing changing; still serving */
 } table_status;
 
 typedef enum billing_mode {
@@ -59,6 +60,10 @@ typedef struct table {
 	uint64_t rcu, wcu; /* provisioned throughput; 0 for on-demand */
 	table_status status;
 	int64_t created_ms; /* Unix time in milliseconds */
+	int64_t last_increase_ms, last_decrease_ms; /* throughput; 0: never */
+	uint32_t decreases_today; /* throughput decreases on decreases_day */
+	int64_t decreases_day;    /* UTC day: Unix ms / 86,400,000 */
+	int64_t billing_changed_ms; /* last billing-mode change; 0: never */
 	partition *parts;   /* sorted by lo */
 	size_t n_parts;
 } table;
@@ -72,6 +77,13 @@ typedef struct catalog {
 
 /* catalog_find returns the table named name[0..n), or NULL. Borrows. */
 const table *catalog_find(const catalog *c, const char *name, size_t n);
+
+/* table_serving reports whether t takes data requests (ACTIVE, UPDATING). */
+static inline bool
+table_serving(const table *t)
+{
+	return t->status == TABLE_ACTIVE || t->status == TABLE_UPDATING;
+}
 
 /*
  * table_partition_for returns the partition of t that holds hash h. The

@@ -7,10 +7,14 @@
  * catalog node resends until it hears KV_OK. The in-memory map is updated
  * before the batch is written: if the write fails or the node dies, the
  * catalog node resends (also after its own restart) and they converge.
+ * The assignment also carries the table's billing mode and throughput,
+ * which set each partition's token-bucket rates (throttle.h): UpdateTable
+ * reaches the owners as a fresh ASSIGN.
  */
 #include <string.h>
 
 #include "node.h"
+#include "throttle.h"
 
 void
 assign_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
@@ -38,12 +42,16 @@ assign_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 		if (tp->node != req->node)
 			continue;
 		part *p = part_map_find_locked(&n->parts, t->id, tp->id);
-		if (p == NULL) {
+		bool fresh = p == NULL;
+		if (fresh) {
 			resp->code = part_map_add_locked(&n->parts, t->id,
 			    tp->id, tp->lo, tp->last, tp->epoch, &p);
 			if (resp->code != KV_OK)
 				break;
 		}
+		bool prov = t->billing == BILLING_PROVISIONED;
+		throttle_configure(n, p, prov ? t->rcu : 0, prov ? t->wcu : 0,
+		    (uint32_t) t->n_parts, fresh);
 		p->lo = tp->lo;
 		p->last = tp->last;
 		p->epoch = tp->epoch;

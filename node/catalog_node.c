@@ -1,7 +1,8 @@
 /*
  * catalog_node.c — the catalog node's verbs (CATALOG_GET, CREATE_TABLE,
- * DELETE_TABLE, BUMP_EPOCH) and the worker that carries tables through
- * CREATING -> ACTIVE and DELETING -> gone.
+ * DELETE_TABLE, BUMP_EPOCH, UPDATE_TABLE) and the worker that carries
+ * tables through CREATING -> ACTIVE, UPDATING -> ACTIVE (the owners hear
+ * the new throughput in a fresh ASSIGN) and DELETING -> gone.
  *
  * Locking rule: catalog_state.mu guards `cat` and the catalog record in the
  * store. A change clones the catalog, edits the clone, writes it (one key,
@@ -216,6 +217,16 @@ out:
 		wire_response_fini(resp);
 }
 
+static const char *
+in_use_name(table_status s)
+{
+	switch (s) {
+	case TABLE_CREATING: return "CREATING";
+	case TABLE_UPDATING: return "UPDATING";
+	default: return "DELETING";
+	}
+}
+
 void
 catalog_node_delete(node *n, const rpc_request *req, arena *a,
     rpc_response *resp)
@@ -235,14 +246,107 @@ catalog_node_delete(node *n, const rpc_request *req, arena *a,
 	if (cur->status != TABLE_ACTIVE) {
 		/* Still being created, or already being deleted. */
 		resp->code = KV_IN_USE;
-		resp->message = cur->status == TABLE_CREATING ? "CREATING" :
-		    "DELETING";
+		resp->message = in_use_name(cur->status);
 		goto out;
 	}
 	if ((resp->code = clone(n->cat->cat, &c)) != KV_OK)
 		goto out;
 	table *t = find_mut(c, req->table_name);
 	t->status = TABLE_DELETING;
+	if ((resp->code = copy_out(t, resp)) != KV_OK)
+		goto out;
+	if ((resp->code = publish_locked(n, c)) == KV_OK)
+		c = NULL;
+out:
+	pthread_mutex_unlock(&n->cat->mu);
+	catalog_free(c);
+	if (resp->code != KV_OK)
+		wire_response_fini(resp);
+}
+
+/* After 4 decreases in a UTC day, one more an hour (DynamoDB's quota). */
+#define FREE_DECREASES 4
+#define DECREASE_SPACING_MS (3600 * 1000LL)
+#define DAY_MS (86400 * 1000LL)
+
+void
+catalog_node_update(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp)
+{
+	const table *want = req->table;
+	catalog *c = NULL;
+	char msg[512];
+
+	if (n->cat == NULL || want == NULL || want->name == NULL) {
+		resp->code = KV_PROTO;
+		return;
+	}
+	pthread_mutex_lock(&n->cat->mu);
+	const table *cur = find_mut(n->cat->cat, want->name);
+	if (cur == NULL) {
+		resp->code = KV_NO_TABLE;
+		goto out;
+	}
+	if (cur->status != TABLE_ACTIVE) {
+		resp->code = KV_IN_USE;
+		resp->message = in_use_name(cur->status);
+		goto out;
+	}
+	bool to_prov = want->billing == BILLING_PROVISIONED;
+	int64_t now = now_ms();
+	if (to_prov && cur->billing == BILLING_PROVISIONED &&
+	    want->rcu == cur->rcu && want->wcu == cur->wcu) {
+		snprintf(msg, sizeof(msg), "The provisioned throughput for the "
+		    "table will not change. The requested value equals the "
+		    "current value. Current ReadCapacityUnits provisioned for "
+		    "the table: %llu. Requested ReadCapacityUnits: %llu. "
+		    "Current WriteCapacityUnits provisioned for the table: "
+		    "%llu. Requested WriteCapacityUnits: %llu. Refer to the "
+		    "Amazon DynamoDB Developer Guide for current limits and "
+		    "how to request higher limits.",
+		    (unsigned long long) cur->rcu,
+		    (unsigned long long) want->rcu,
+		    (unsigned long long) cur->wcu,
+		    (unsigned long long) want->wcu);
+		resp->code = KV_EINVAL;
+		resp->message = arena_dup(a, msg, strlen(msg));
+		goto out;
+	}
+	bool same_day = cur->decreases_day == now / DAY_MS;
+	uint32_t today = same_day ? cur->decreases_today : 0;
+	bool decrease = to_prov && cur->billing == BILLING_PROVISIONED &&
+	    (want->rcu < cur->rcu || want->wcu < cur->wcu);
+	bool increase = to_prov && (cur->billing != BILLING_PROVISIONED ||
+	    want->rcu > cur->rcu || want->wcu > cur->wcu);
+	if (decrease && today >= FREE_DECREASES &&
+	    now - cur->last_decrease_ms < DECREASE_SPACING_MS) {
+		/* KV_BUSY with a message: the router's LimitExceeded. */
+		snprintf(msg, sizeof(msg), "Subscriber limit exceeded: "
+		    "Provisioned throughput decreases are limited within a "
+		    "given UTC day. After the first %d decreases, each "
+		    "subsequent decrease in the same UTC day can be performed "
+		    "at most once every 3600 seconds. Number of decreases "
+		    "today: %u.", FREE_DECREASES, today);
+		resp->code = KV_BUSY;
+		resp->message = arena_dup(a, msg, strlen(msg));
+		goto out;
+	}
+	if ((resp->code = clone(n->cat->cat, &c)) != KV_OK)
+		goto out;
+	table *t = find_mut(c, want->name);
+	if (t->billing != want->billing)
+		t->billing_changed_ms = now;
+	t->billing = want->billing;
+	t->rcu = to_prov ? want->rcu : 0;
+	t->wcu = to_prov ? want->wcu : 0;
+	if (increase)
+		t->last_increase_ms = now;
+	if (decrease) {
+		t->last_decrease_ms = now;
+		t->decreases_day = now / DAY_MS;
+		t->decreases_today = today + 1;
+	}
+	t->status = TABLE_UPDATING;
 	if ((resp->code = copy_out(t, resp)) != KV_OK)
 		goto out;
 	if ((resp->code = publish_locked(n, c)) == KV_OK)
@@ -381,7 +485,7 @@ advance_locked(node *n, uint32_t id, table_status from)
 		table *t = &c->tables[i];
 		if (t->id != id || t->status != from)
 			continue;
-		if (from == TABLE_CREATING) {
+		if (from == TABLE_CREATING || from == TABLE_UPDATING) {
 			t->status = TABLE_ACTIVE;
 		} else {
 			table_fini(t);
@@ -424,11 +528,12 @@ work_once(node *n, bool resend_all)
 		for (size_t r = 0; r < n_resend; r++)
 			again |= resend[r] == t->id;
 		if (t->status == TABLE_CREATING ||
+		    t->status == TABLE_UPDATING ||
 		    (t->status == TABLE_ACTIVE && again)) {
 			rv = assign_all(n, t);
-			if (rv == KV_OK && t->status == TABLE_CREATING) {
+			if (rv == KV_OK && t->status != TABLE_ACTIVE) {
 				pthread_mutex_lock(&n->cat->mu);
-				rv = advance_locked(n, t->id, TABLE_CREATING);
+				rv = advance_locked(n, t->id, t->status);
 				pthread_mutex_unlock(&n->cat->mu);
 			}
 		} else if (t->status == TABLE_DELETING) {

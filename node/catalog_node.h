@@ -31,6 +31,11 @@ void catalog_node_close(node *n);
  *           or KV_IN_USE (message "CREATING" or "DELETING").
  *   bump:   partition req->part of req->table_name gets epoch + 1, and its
  *           owner is told; KV_NO_TABLE or KV_EINVAL (no such partition).
+ *   update: the table named req->table->name takes req->table's billing
+ *           mode and throughput and becomes UPDATING until every owner
+ *           has heard; KV_NO_TABLE, KV_IN_USE (message: the status),
+ *           KV_EINVAL (message: nothing would change) or KV_BUSY
+ *           (message: the daily quota of decreases is used up).
  */
 void catalog_node_get(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);
@@ -39,6 +44,8 @@ void catalog_node_create(node *n, const rpc_request *req, arena *a,
 void catalog_node_delete(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);
 void catalog_node_bump(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
+void catalog_node_update(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);
 
 #endif

@@ -4,13 +4,16 @@
  * Reads take no partition mutex: a RocksDB get sees either the old or the
  * new record of a concurrent write, never a mix. ConsistentRead needs
  * nothing more on a single-copy partition; it is carried for the capacity
- * arithmetic the router does.
+ * arithmetic: the read is admitted by, and charged to, the partition's
+ * read bucket (throttle.h).
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "capacity.h"
 #include "keyenc.h"
 #include "node.h"
+#include "throttle.h"
 
 void
 get_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
@@ -24,8 +27,16 @@ get_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 	resp->code = part_map_check_key_locked(&n->parts, req->table_id,
 	    req->part, req->epoch, req->key, req->key_len, &p);
 	if (resp->code == KV_OK)
+		resp->code = throttle_admit(n, p, false, resp);
+	if (resp->code == KV_OK) {
 		resp->code = store_get(n->st, req->key, req->key_len, &rec,
 		    &len, &found);
+		/* A missing item costs the minimum, as DynamoDB charges. */
+		if (resp->code == KV_OK)
+			throttle_charge(n, p, false, capacity_read_half_units(
+			    found && len >= RECORD_HEADER ? record_size(rec) :
+			    0, req->consistent));
+	}
 	pthread_rwlock_unlock(&n->parts.lock);
 	if (resp->code != KV_OK || !found)
 		return;

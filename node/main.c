@@ -2,7 +2,11 @@
  * main.c — kv-node: wires a store, the partition map, the catalog (node 0)
  * and the nng server together, then waits for SIGINT or SIGTERM.
  *
- *   kv-node --config FILE --index I [--sync]
+ *   kv-node --config FILE --index I [--sync] [--partition-rcu N]
+ *           [--partition-wcu N] [--burst-seconds N] [--no-capacity]
+ *
+ * The capacity options override the cluster file's (see config.h);
+ * --no-capacity turns throttling off altogether, to measure its cost.
  */
 #include <errno.h>
 #include <signal.h>
@@ -15,6 +19,7 @@
 #include "catalog_node.h"
 #include "node.h"
 #include "server.h"
+#include "throttle.h"
 
 static volatile sig_atomic_t stopping;
 
@@ -45,7 +50,9 @@ make_dirs(const char *path)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: kv-node --config FILE --index I [--sync]\n");
+	fprintf(stderr, "usage: kv-node --config FILE --index I [--sync] "
+	    "[--partition-rcu N] [--partition-wcu N] [--burst-seconds N] "
+	    "[--no-capacity]\n");
 	exit(2);
 }
 
@@ -60,9 +67,21 @@ main(int argc, char **argv)
 	server *srv = NULL;
 	int status = 1;
 
+	const char *over_rcu = NULL, *over_wcu = NULL, *over_burst = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
 			path = argv[++i];
+		else if (strcmp(argv[i], "--partition-rcu") == 0 &&
+		    i + 1 < argc)
+			over_rcu = argv[++i];
+		else if (strcmp(argv[i], "--partition-wcu") == 0 &&
+		    i + 1 < argc)
+			over_wcu = argv[++i];
+		else if (strcmp(argv[i], "--burst-seconds") == 0 &&
+		    i + 1 < argc)
+			over_burst = argv[++i];
+		else if (strcmp(argv[i], "--no-capacity") == 0)
+			n.capacity_off = true;
 		else if (strcmp(argv[i], "--index") == 0 && i + 1 < argc)
 			index = strtol(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--sync") == 0)
@@ -79,6 +98,22 @@ main(int argc, char **argv)
 	if ((size_t) index >= n.cfg.n_nodes) {
 		fprintf(stderr, "kv-node: no node %ld in %s\n", index, path);
 		return 1;
+	}
+	uint64_t v;
+	if (over_rcu != NULL) {
+		if (config_number(over_rcu, &v) != KV_OK || v == 0)
+			usage();
+		n.cfg.partition_rcu = v;
+	}
+	if (over_wcu != NULL) {
+		if (config_number(over_wcu, &v) != KV_OK || v == 0)
+			usage();
+		n.cfg.partition_wcu = v;
+	}
+	if (over_burst != NULL) {
+		if (config_number(over_burst, &v) != KV_OK || v > UINT32_MAX)
+			usage();
+		n.cfg.burst_seconds = (uint32_t) v;
 	}
 	n.index = (uint32_t) index;
 	pthread_mutex_init(&n.peers_mu, NULL);
@@ -104,6 +139,11 @@ main(int argc, char **argv)
 		    kv_err_name(rv));
 		goto out;
 	}
+	for (size_t i = 0; i < n.parts.n; i++) {
+		part *p = n.parts.p[i];
+		throttle_configure(&n, p, p->prov_rcu, p->prov_wcu,
+		    p->table_parts, true);
+	}
 	if (n.index == 0 && (rv = catalog_node_open(&n)) != KV_OK) {
 		fprintf(stderr, "kv-node: cannot load the catalog: %s\n",
 		    kv_err_name(rv));
@@ -111,8 +151,12 @@ main(int argc, char **argv)
 	}
 	if (server_open(&n, me->url, 64, &srv) != KV_OK)
 		goto out;
-	fprintf(stderr, "kv-node %u: serving %s (data %s, %zu partitions)\n",
-	    n.index, me->url, me->data, n.parts.n);
+	fprintf(stderr, "kv-node %u: serving %s (data %s, %zu partitions; "
+	    "per partition %llu RCU/s, %llu WCU/s, %u s burst%s)\n",
+	    n.index, me->url, me->data, n.parts.n,
+	    (unsigned long long) n.cfg.partition_rcu,
+	    (unsigned long long) n.cfg.partition_wcu, n.cfg.burst_seconds,
+	    n.capacity_off ? "; capacity OFF" : "");
 	while (!stopping)
 		pause();
 	status = 0;

@@ -38,6 +38,7 @@ typedef struct node {
 	pthread_mutex_t peers_mu; /* guards peers[] (opened lazily) */
 	rpc_client *peers[CONFIG_MAX_NODES];
 	catalog_state *cat; /* node 0 only, else NULL */
+	bool capacity_off;  /* --no-capacity: never throttle (to measure) */
 } node;
 
 /*

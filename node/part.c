@@ -26,6 +26,20 @@ get_be32(const uint8_t *p)
 }
 
 static void
+put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t) (v >> (8 * i));
+}
+
+static uint32_t
+get_le32(const uint8_t *p)
+{
+	return (uint32_t) p[0] | (uint32_t) p[1] << 8 |
+	    (uint32_t) p[2] << 16 | (uint32_t) p[3] << 24;
+}
+
+static void
 put_le64(uint8_t *p, uint64_t v)
 {
 	for (int i = 0; i < 8; i++)
@@ -54,6 +68,7 @@ part_map_fini(part_map *m)
 {
 	for (size_t i = 0; i < m->n; i++) {
 		pthread_mutex_destroy(&m->p[i]->mu);
+		pthread_mutex_destroy(&m->p[i]->cap_mu);
 		free(m->p[i]);
 	}
 	free(m->p);
@@ -80,6 +95,9 @@ part_meta_value(const part *p, uint64_t items, uint64_t bytes,
 	put_le64(val + 16, p->epoch);
 	put_le64(val + 24, items);
 	put_le64(val + 32, bytes);
+	put_le64(val + 40, p->prov_rcu);
+	put_le64(val + 48, p->prov_wcu);
+	put_le32(val + 56, p->table_parts);
 }
 
 part *
@@ -134,6 +152,7 @@ part_map_add_locked(part_map *m, uint32_t table_id, uint32_t id,
 	p->last = last;
 	p->epoch = epoch;
 	pthread_mutex_init(&p->mu, NULL);
+	pthread_mutex_init(&p->cap_mu, NULL);
 	m->p[m->n++] = p;
 	*out = p;
 	return KV_OK;
@@ -147,6 +166,7 @@ part_map_remove_locked(part_map *m, part *p)
 			continue;
 		m->p[i] = m->p[--m->n];
 		pthread_mutex_destroy(&p->mu);
+		pthread_mutex_destroy(&p->cap_mu);
 		free(p);
 		return;
 	}
@@ -162,7 +182,8 @@ load_one(void *arg, const uint8_t *k, size_t kl, const uint8_t *v, size_t vl)
 {
 	load_ctx *c = arg;
 	part *p;
-	if (kl != PART_META_KEY_LEN || vl != PART_META_VAL_LEN) {
+	if (kl != PART_META_KEY_LEN || (vl != PART_META_VAL_LEN &&
+	    vl != PART_META_VAL_LEN_V1)) {
 		c->rv = KV_CORRUPT;
 		return false;
 	}
@@ -172,6 +193,11 @@ load_one(void *arg, const uint8_t *k, size_t kl, const uint8_t *v, size_t vl)
 		return false;
 	p->items = get_le64(v + 24);
 	p->bytes = get_le64(v + 32);
+	if (vl == PART_META_VAL_LEN) {
+		p->prov_rcu = get_le64(v + 40);
+		p->prov_wcu = get_le64(v + 48);
+		p->table_parts = get_le32(v + 56);
+	}
 	return true;
 }
 

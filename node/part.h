@@ -6,14 +6,27 @@
  * dropped under it); ASSIGN and DROP_TABLE hold it exclusive. A partition's
  * own mutex serialises writes to it: a write reads the old item, writes the
  * new one and updates items/bytes while holding it, which makes each
- * single-item read-modify-write atomic. Lock order: map, then partition.
+ * single-item read-modify-write atomic. A partition's cap_mu guards its
+ * two token buckets and capacity settings; it is held only for the few
+ * instructions of an admission or a charge, never around I/O, and nothing
+ * else is taken while holding it. Lock order: map, then partition mu, then
+ * cap_mu.
  *
  * Durability: each partition's range, epoch and counters are stored under
  * a metadata key (table id 0) written in the same batch as the item change
  * that moved them, so after kill -9 they agree with the items.
  *
  *   metadata key: 00 00 00 00 'P' table_id(4, BE) part_id(4, BE)
- *   value:        lo(8) last(8) epoch(8) items(8) bytes(8), little-endian
+ *   value:        lo(8) last(8) epoch(8) items(8) bytes(8)
+ *                 prov_rcu(8) prov_wcu(8) table_parts(4), little-endian
+ * The last three fields are the table's provisioned throughput and how
+ * many partitions share it (0 units: on demand), so that a restarted node
+ * enforces the same ceilings before the catalog node speaks to it again.
+ * A 40-byte value (written before they existed) means on demand.
+ *
+ * Token buckets are not durable: after a restart every bucket starts
+ * empty, which forfeits burst credit (never grants any), as a new
+ * partition does.
  */
 #ifndef KV_PART_H
 #define KV_PART_H
@@ -23,11 +36,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bucket.h"
 #include "err.h"
 #include "store.h"
 
 #define PART_META_KEY_LEN 13
-#define PART_META_VAL_LEN 40
+#define PART_META_VAL_LEN 60
+#define PART_META_VAL_LEN_V1 40
 
 typedef struct part {
 	uint32_t table_id;
@@ -37,6 +52,12 @@ typedef struct part {
 	uint64_t items; /* guarded by mu */
 	uint64_t bytes; /* DynamoDB item sizes, summed; guarded by mu */
 	pthread_mutex_t mu;
+	/* Capacity, guarded by cap_mu (set by ASSIGN; see throttle.h). */
+	pthread_mutex_t cap_mu;
+	bucket rd, wr;
+	uint64_t prov_rcu, prov_wcu; /* the table's; 0: on demand */
+	uint32_t table_parts;        /* partitions sharing them */
+	bool rd_prov_binds, wr_prov_binds; /* share below the ceiling */
 } part;
 
 typedef struct part_map {

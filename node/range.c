@@ -14,8 +14,10 @@
 
 #include "codec.h"
 #include "expr_codec.h"
+#include "capacity.h"
 #include "keyenc.h"
 #include "node.h"
+#include "throttle.h"
 
 typedef struct walk {
 	arena *a;
@@ -122,6 +124,8 @@ range_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 		resp->code = KV_STALE_ROUTE;
 		goto out;
 	}
+	if ((resp->code = throttle_admit(n, p, false, resp)) != KV_OK)
+		goto out;
 	/* The partition's own key range: [table|lo, table|last+1). */
 	keyenc_range_prefix(req->table_id, p->lo, plo);
 	if (p->last == UINT64_MAX) {
@@ -147,6 +151,9 @@ range_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 	    store_scan(n->st, lo, lol, hi, hil, visit, &w);
 	if (rv != KV_OK)
 		resp->code = rv;
+	/* What was read is paid for, whether the filter kept it or not. */
+	throttle_charge(n, p, false, capacity_read_half_units(resp->read_bytes,
+	    req->consistent));
 out:
 	pthread_rwlock_unlock(&n->parts.lock);
 }

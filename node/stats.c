@@ -1,8 +1,10 @@
 /*
  * stats.c — RPC_STATS: item counts and sizes of this node's partitions of
- * one table (table_id 0: of every table), for DescribeTable and status.
+ * one table (table_id 0: of every table), with their capacity counters,
+ * for DescribeTable, kv-admin status and the routers' /metrics.
  */
 #include "node.h"
+#include "throttle.h"
 
 void
 stats_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
@@ -24,6 +26,7 @@ stats_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 			.bytes = p->bytes,
 		};
 		pthread_mutex_unlock(&p->mu);
+		throttle_stats(p, &resp->stats[resp->n_stats - 1]);
 	}
 	resp->code = KV_OK;
 out:

@@ -1,7 +1,9 @@
 /*
  * write.c — the single-item write path shared by PUT, DELETE and UPDATE.
  *
- * Under the partition mutex: read the old record, evaluate the condition
+ * First the partition's write bucket must admit the request (throttle.h);
+ * a throttled write changes nothing. Under the partition mutex: read the
+ * old record, evaluate the condition
  * on it, compute the new item (the verb's part), then write the new record
  * and the partition's metadata in one batch. The condition is therefore
  * checked against exactly the version that is replaced, and concurrent
@@ -15,10 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capacity.h"
 #include "codec.h"
 #include "expr_codec.h"
 #include "item.h"
 #include "node.h"
+#include "throttle.h"
 
 /* Puts v (an item) into resp as codec bytes in a. */
 static void
@@ -87,7 +91,8 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 	pthread_rwlock_rdlock(&n->parts.lock);
 	resp->code = part_map_check_key_locked(&n->parts, req->table_id,
 	    req->part, req->epoch, req->key, req->key_len, &p);
-	if (resp->code != KV_OK)
+	if (resp->code != KV_OK ||
+	    (resp->code = throttle_admit(n, p, true, resp)) != KV_OK)
 		goto unlock_map;
 	pthread_mutex_lock(&p->mu);
 	resp->code = store_get(n->st, req->key, req->key_len, &old, &old_len,
@@ -159,6 +164,14 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 	p->bytes = bytes;
 unlock:
 	pthread_mutex_unlock(&p->mu);
+	/*
+	 * The write bucket pays for what the answer reports: the larger of
+	 * the old and new item, and for a failed condition the existing item
+	 * (core/capacity.h).
+	 */
+	if (resp->code == KV_OK || resp->code == KV_COND_FAILED)
+		throttle_charge(n, p, true, 2 * capacity_write_units(
+		    resp->old_size, resp->code == KV_OK ? resp->new_size : 0));
 unlock_map:
 	pthread_rwlock_unlock(&n->parts.lock);
 	if (resp->code == KV_OK) {

@@ -62,6 +62,11 @@ table_to_pb(const table *t, pb_table_buf *b)
 	b->t.wcu = t->wcu;
 	b->t.status = t->status;
 	b->t.created_ms = t->created_ms;
+	b->t.last_increase_ms = t->last_increase_ms;
+	b->t.last_decrease_ms = t->last_decrease_ms;
+	b->t.decreases_today = t->decreases_today;
+	b->t.decreases_day = t->decreases_day;
+	b->t.billing_changed_ms = t->billing_changed_ms;
 	if (t->n_parts > 0) {
 		b->parts = calloc(t->n_parts, sizeof(*b->parts));
 		b->partp = calloc(t->n_parts, sizeof(*b->partp));
@@ -138,7 +143,7 @@ table_from_pb(const Kv__Table *pb, table *t)
 	if (pb->billing < BILLING_PROVISIONED ||
 	    pb->billing > BILLING_PAY_PER_REQUEST ||
 	    (pb->status != 0 && (pb->status < TABLE_CREATING ||
-	    pb->status > TABLE_DELETING))) {
+	    pb->status > TABLE_UPDATING))) {
 		rv = KV_PROTO;
 		goto fail;
 	}
@@ -147,6 +152,11 @@ table_from_pb(const Kv__Table *pb, table *t)
 	t->wcu = pb->wcu;
 	t->status = (table_status) pb->status;
 	t->created_ms = pb->created_ms;
+	t->last_increase_ms = pb->last_increase_ms;
+	t->last_decrease_ms = pb->last_decrease_ms;
+	t->decreases_today = pb->decreases_today;
+	t->decreases_day = pb->decreases_day;
+	t->billing_changed_ms = pb->billing_changed_ms;
 	if (pb->n_parts > 0) {
 		t->parts = calloc(pb->n_parts, sizeof(partition));
 		if (t->parts == NULL) {
@@ -441,6 +451,18 @@ wire_pack_response(const rpc_response *r, uint8_t **out, size_t *len)
 			stats[i].epoch = r->stats[i].epoch;
 			stats[i].items = r->stats[i].items;
 			stats[i].bytes = r->stats[i].bytes;
+			stats[i].read_rate = r->stats[i].read_rate;
+			stats[i].write_rate = r->stats[i].write_rate;
+			stats[i].read_credit = r->stats[i].read_credit;
+			stats[i].write_credit = r->stats[i].write_credit;
+			stats[i].read_charged = r->stats[i].read_charged;
+			stats[i].write_charged = r->stats[i].write_charged;
+			stats[i].read_admitted = r->stats[i].read_admitted;
+			stats[i].write_admitted = r->stats[i].write_admitted;
+			stats[i].read_throttled = r->stats[i].read_throttled;
+			stats[i].write_throttled = r->stats[i].write_throttled;
+			stats[i].prov_rcu = r->stats[i].prov_rcu;
+			stats[i].prov_wcu = r->stats[i].prov_wcu;
 			statp[i] = &stats[i];
 		}
 		pb.n_stats = r->n_stats;
@@ -452,6 +474,7 @@ wire_pack_response(const rpc_response *r, uint8_t **out, size_t *len)
 	pb.last_item.len = r->last_item_len;
 	pb.old_size = r->old_size;
 	pb.new_size = r->new_size;
+	pb.throttle = r->throttle;
 	if (r->n_items > 0) {
 		items = calloc(r->n_items, sizeof(*items));
 		if (items == NULL) {
@@ -512,6 +535,18 @@ wire_unpack_response(const uint8_t *buf, size_t len, arena *a,
 			r->stats[i].epoch = pb->stats[i]->epoch;
 			r->stats[i].items = pb->stats[i]->items;
 			r->stats[i].bytes = pb->stats[i]->bytes;
+			r->stats[i].read_rate = pb->stats[i]->read_rate;
+			r->stats[i].write_rate = pb->stats[i]->write_rate;
+			r->stats[i].read_credit = pb->stats[i]->read_credit;
+			r->stats[i].write_credit = pb->stats[i]->write_credit;
+			r->stats[i].read_charged = pb->stats[i]->read_charged;
+			r->stats[i].write_charged = pb->stats[i]->write_charged;
+			r->stats[i].read_admitted = pb->stats[i]->read_admitted;
+			r->stats[i].write_admitted = pb->stats[i]->write_admitted;
+			r->stats[i].read_throttled = pb->stats[i]->read_throttled;
+			r->stats[i].write_throttled = pb->stats[i]->write_throttled;
+			r->stats[i].prov_rcu = pb->stats[i]->prov_rcu;
+			r->stats[i].prov_wcu = pb->stats[i]->prov_wcu;
 		}
 		r->n_stats = pb->n_stats;
 	}
@@ -519,6 +554,7 @@ wire_unpack_response(const uint8_t *buf, size_t len, arena *a,
 	r->read_bytes = pb->read_bytes;
 	r->old_size = pb->old_size;
 	r->new_size = pb->new_size;
+	r->throttle = pb->throttle;
 	r->last_item = copy_bytes(a, &pb->last_item, &r->last_item_len);
 	if (pb->n_items > 0) {
 		r->items = arena_alloc(a, pb->n_items * sizeof(*r->items));

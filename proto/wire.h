@@ -33,7 +33,14 @@ typedef enum rpc_op {
 	RPC_DROP_TABLE = 14,  /* owner: forget a table and its items */
 	RPC_STATS = 15,       /* owner: item counts and sizes of a table */
 	RPC_BUMP_EPOCH = 16,  /* catalog node: raise a partition's epoch */
+	RPC_UPDATE_TABLE = 17, /* catalog node: change throughput or billing */
 } rpc_op;
+
+/* Why a request was throttled (rpc_response.throttle, with KV_THROTTLED). */
+#define RPC_THROTTLE_WRITE 1u       /* the write bucket; else the read one */
+#define RPC_THROTTLE_PROVISIONED 2u /* the table's provisioned share binds;
+                                     * else the partition's ceiling */
+#define RPC_THROTTLE_TABLE_PROVISIONED 4u /* the table is PROVISIONED */
 
 typedef enum rpc_return {
 	RPC_RETURN_NONE = 0,
@@ -78,6 +85,13 @@ typedef struct part_stats {
 	uint64_t epoch;
 	uint64_t items;
 	uint64_t bytes;
+	/* Capacity (node/throttle.h); see PartStats in kv.proto. */
+	int64_t read_rate, write_rate;
+	int64_t read_credit, write_credit;
+	uint64_t read_charged, write_charged;
+	uint64_t read_admitted, write_admitted;
+	uint64_t read_throttled, write_throttled;
+	uint64_t prov_rcu, prov_wcu;
 } part_stats;
 
 typedef struct rpc_response {
@@ -98,6 +112,7 @@ typedef struct rpc_response {
 	const uint8_t *last_item; /* RANGE: set when it stopped early */
 	size_t last_item_len;
 	uint32_t old_size, new_size; /* writes: for capacity units */
+	uint32_t throttle;     /* KV_THROTTLED: RPC_THROTTLE_* bits */
 } rpc_response;
 
 /*

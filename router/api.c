@@ -23,6 +23,7 @@ static const struct {
 	{ "DescribeTable", ops_table_describe },
 	{ "ListTables", ops_table_list },
 	{ "DeleteTable", ops_table_delete },
+	{ "UpdateTable", ops_table_update },
 	{ "PutItem", ops_item_put },
 	{ "GetItem", ops_item_get },
 	{ "DeleteItem", ops_item_delete },

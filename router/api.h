@@ -34,6 +34,7 @@ void ops_table_create(api_ctx *c, json_t *body, reply *out);
 void ops_table_describe(api_ctx *c, json_t *body, reply *out);
 void ops_table_list(api_ctx *c, json_t *body, reply *out);
 void ops_table_delete(api_ctx *c, json_t *body, reply *out);
+void ops_table_update(api_ctx *c, json_t *body, reply *out);
 void ops_item_put(api_ctx *c, json_t *body, reply *out);
 void ops_item_get(api_ctx *c, json_t *body, reply *out);
 void ops_item_delete(api_ctx *c, json_t *body, reply *out);

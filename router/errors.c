@@ -5,6 +5,9 @@
  */
 #include "errors.h"
 
+#include <stdbool.h>
+#include "wire.h"
+
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,6 +39,13 @@ static const struct {
 	    "com.amazon.coral.service#MissingAction" },
 	[ERR_TOO_LARGE] = { 413,
 	    "com.amazon.coral.service#RequestEntityTooLarge" },
+	[ERR_LIMIT_EXCEEDED] = { 400,
+	    "com.amazonaws.dynamodb.v20120810#LimitExceededException" },
+	[ERR_PROVISIONED_EXCEEDED] = { 400,
+	    "com.amazonaws.dynamodb.v20120810#"
+	    "ProvisionedThroughputExceededException" },
+	[ERR_THROTTLING] = { 400,
+	    "com.amazonaws.dynamodb.v20120810#ThrottlingException" },
 };
 
 static const char fallback[] =
@@ -101,4 +111,48 @@ errors_from_kv(reply *r, kv_err e)
 		    kv_err_name(e));
 		break;
 	}
+}
+
+void
+errors_table_arn(char *buf, size_t len, const char *region,
+    const char *name)
+{
+	snprintf(buf, len, "arn:aws:dynamodb:%s:000000000000:table/%s",
+	    region, name);
+}
+
+/*
+ * DynamoDB's texts (API reference, ProvisionedThroughputExceededException
+ * and ThrottlingException) and ThrottlingReason codes: <Table><Read|Write>
+ * <KeyRangeThroughputExceeded|ProvisionedThroughputExceeded>. A hot
+ * partition at its ceiling is a key-range throttle; a table's provisioned
+ * share running out is a provisioned-throughput one.
+ */
+void
+errors_throttled(reply *r, uint32_t throttle, const char *table_name,
+    const char *region)
+{
+	char arn[512], reason[96];
+	bool write = (throttle & RPC_THROTTLE_WRITE) != 0;
+	bool prov = (throttle & RPC_THROTTLE_TABLE_PROVISIONED) != 0;
+
+	errors_table_arn(arn, sizeof(arn), region, table_name);
+	snprintf(reason, sizeof(reason), "Table%s%s", write ? "Write" : "Read",
+	    (throttle & RPC_THROTTLE_PROVISIONED) != 0 ?
+	    "ProvisionedThroughputExceeded" : "KeyRangeThroughputExceeded");
+	json_t *extra = json_pack("{s:[{s:s,s:s}]}", "ThrottlingReasons",
+	    "reason", reason, "resource", arn);
+	if (prov)
+		errors_reply_with(r, ERR_PROVISIONED_EXCEEDED, extra,
+		    "The level of configured provisioned throughput for the "
+		    "table was exceeded. Consider increasing your provisioning "
+		    "level with the UpdateTable API.");
+	else
+		errors_reply_with(r, ERR_THROTTLING, extra,
+		    "Throughput exceeds the current capacity of your table or "
+		    "index. DynamoDB is automatically scaling your table or "
+		    "index so please try again shortly. If exceptions persist, "
+		    "check if you have a hot key: https://docs.aws.amazon.com/"
+		    "amazondynamodb/latest/developerguide/"
+		    "bp-partition-key-design.html");
 }

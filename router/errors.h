@@ -6,6 +6,8 @@
 #define KV_ERRORS_H
 
 #include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "err.h"
 #include "router.h"
@@ -21,6 +23,9 @@ typedef enum api_error {
 	ERR_UNAVAILABLE,         /* ServiceUnavailable (503) */
 	ERR_MISSING_ACTION,      /* MissingAction */
 	ERR_TOO_LARGE,           /* request over 16 MB (413) */
+	ERR_LIMIT_EXCEEDED,      /* LimitExceededException */
+	ERR_PROVISIONED_EXCEEDED, /* ProvisionedThroughputExceededException */
+	ERR_THROTTLING,          /* ThrottlingException */
 } api_error;
 
 /*
@@ -45,5 +50,23 @@ void errors_reply_with(reply *r, api_error e, json_t *extra,
  * answer themselves before reaching this.
  */
 void errors_from_kv(reply *r, kv_err e);
+
+/*
+ * errors_throttled fills *r with DynamoDB's answer to a request a node
+ * throttled: `throttle` is the node's RPC_THROTTLE_* bits, table_name the
+ * table (for the ThrottlingReasons resource ARN), region the router's.
+ * Provisioned tables get ProvisionedThroughputExceededException, on-demand
+ * ones ThrottlingException, both HTTP 400 with DynamoDB's message and a
+ * ThrottlingReasons list, so SDK retry policies back off and retry.
+ */
+void errors_throttled(reply *r, uint32_t throttle, const char *table_name,
+    const char *region);
+
+/*
+ * errors_table_arn writes the ARN DynamoDB gives table `name` in region
+ * into buf[0..len).
+ */
+void errors_table_arn(char *buf, size_t len, const char *region,
+    const char *name);
 
 #endif

@@ -83,7 +83,7 @@ again:
 	for (size_t i = 0; i < n; i++) {
 		const table *t = catalog_find(route_current(c->r), es[i].table,
 		    strlen(es[i].table));
-		if (t == NULL || t->status != TABLE_ACTIVE) {
+		if (t == NULL || !table_serving(t)) {
 			route_read_unlock();
 			if (!refreshed) {
 				refreshed = true;
@@ -184,7 +184,32 @@ typedef struct slot {
 	uint64_t half; /* capacity charged, in half units */
 	json_t *item;  /* BatchGetItem: the item found, projected */
 	size_t bytes;  /* BatchGetItem: its size on the wire */
+	bool throttled; /* fail is a throttle answer: return it unprocessed */
 } slot;
+
+/*
+ * Whether an item's failure goes back to the client as unprocessed (not
+ * applied, or not known to be; throttled) rather than failing the batch.
+ */
+static bool
+retry_later(const slot *sl)
+{
+	return sl->throttled || sl->fail.status >= 500;
+}
+
+/*
+ * DynamoDB fails a batch with the throttling error only when every one of
+ * its items was throttled; otherwise the throttled ones come back
+ * unprocessed. Returns the reply to send, or NULL.
+ */
+static reply *
+all_throttled(slot *slots, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!slots[i].throttled)
+			return NULL;
+	return n > 0 ? &slots[0].fail : NULL;
+}
 
 typedef struct batch_job {
 	api_ctx *c;
@@ -209,8 +234,10 @@ run_one(batch_job *b, api_ctx *wc, size_t i)
 	rpc_response resp;
 
 	if ((e->put && !ops_item_encode(wc, &e->v, &op, &sl->fail)) ||
-	    !ops_item_call(wc, &op, &resp, &sl->fail))
+	    !ops_item_call(wc, &op, &resp, &sl->fail)) {
+		sl->throttled = op.throttled;
 		return;
+	}
 	if (g == NULL) {
 		sl->half = 2 * capacity_write_units(resp.old_size,
 		    resp.new_size);
@@ -374,9 +401,9 @@ ops_batch_write(api_ctx *c, json_t *body, reply *out)
 	batch_job job = { .c = c, .es = es, .slots = slots, .n = n };
 	run_all(&job);
 	json_t *unprocessed = json_object(), *cc = json_object();
-	reply *first_error = NULL;
-	for (size_t i = 0; i < n; i++) {
-		if (slots[i].fail.status >= 500) {
+	reply *first_error = all_throttled(slots, n);
+	for (size_t i = 0; i < n && first_error == NULL; i++) {
+		if (retry_later(&slots[i])) {
 			/* Not applied (or not known to be): retry. */
 			json_array_append(list_for(unprocessed, es[i].table),
 			    es[i].src);
@@ -501,15 +528,16 @@ ops_batch_get(api_ctx *c, json_t *body, reply *out)
 	size_t bytes = 0;
 	for (size_t t = 0; t < nt; t++)
 		json_object_set_new(responses, ts[t].name, json_array());
-	for (size_t i = 0; i < n; i++) {
+	first_error = all_throttled(slots, n);
+	for (size_t i = 0; i < n && first_error == NULL; i++) {
 		get_table *g = &ts[owner[i]];
 		slot *sl = &slots[i];
-		if (sl->fail.status != 0 && sl->fail.status < 500) {
+		if (sl->fail.status != 0 && !retry_later(sl)) {
 			if (first_error == NULL)
 				first_error = &sl->fail;
 			continue;
 		}
-		if (sl->fail.status >= 500 || bytes >= BATCH_GET_BYTES) {
+		if (retry_later(sl) || bytes >= BATCH_GET_BYTES) {
 			/* Unreachable, or past the 16 MB answer: retry. */
 			json_t *u = json_object_get(unprocessed, g->name);
 			if (u == NULL) {

@@ -78,7 +78,7 @@ ops_item_call(api_ctx *c, item_op *op, rpc_response *resp, reply *out)
 		route_read_lock();
 		const table *t = catalog_find(route_current(c->r), op->table,
 		    strlen(op->table));
-		if (t == NULL || t->status != TABLE_ACTIVE) {
+		if (t == NULL || !table_serving(t)) {
 			route_read_unlock();
 			if (!refreshed) {
 				refreshed = true;
@@ -126,6 +126,12 @@ ops_item_call(api_ctx *c, item_op *op, rpc_response *resp, reply *out)
 		case KV_COND_FAILED:
 		case KV_EINVAL:
 			return true;
+		case KV_THROTTLED:
+			op->throttled = true;
+			errors_throttled(out, resp->throttle, op->table,
+			    c->region);
+			wire_response_fini(resp);
+			return false;
 		default:
 			errors_from_kv(out, resp->code);
 			wire_response_fini(resp);

@@ -17,6 +17,7 @@ typedef struct item_op {
 	const expr_update *upd;  /* UpdateItem: refuse key updates */
 	const char *capacity;    /* ReturnConsumedCapacity; NULL: none */
 	rpc_request req;         /* op, item, expressions, return values */
+	bool throttled;          /* set by ops_item_call: a throttle answer */
 } item_op;
 
 /*
@@ -24,7 +25,8 @@ typedef struct item_op {
  * the catalog and retrying on stale routes. Returns true when the node
  * gave an answer for the client (KV_OK, KV_COND_FAILED or KV_EINVAL in
  * resp->code; wire_response_fini(resp) afterwards), or false after filling
- * *out (missing table, bad key, unreachable node: out's status says which).
+ * *out (missing table, bad key, unreachable node: out's status says which;
+ * a throttled request also sets op->throttled).
  */
 bool ops_item_call(api_ctx *c, item_op *op, rpc_response *resp, reply *out);
 

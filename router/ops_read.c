@@ -57,7 +57,23 @@ typedef struct page {
 	uint64_t read_bytes;
 	value last;           /* last item read, when the page stopped early */
 	bool stopped;
+	uint32_t throttle;    /* KV_THROTTLED: the node's RPC_THROTTLE_* bits */
 } page;
+
+/*
+ * Answers a page that could not be read. A throttled partition fails the
+ * whole request, as in DynamoDB (whatever other partitions already read
+ * stays charged to them).
+ */
+static void
+page_failed(api_ctx *c, const page *pg, const char *table_name, kv_err rv,
+    reply *out)
+{
+	if (rv == KV_THROTTLED)
+		errors_throttled(out, pg->throttle, table_name, c->region);
+	else
+		errors_from_kv(out, rv);
+}
 
 /* bytes_cmp compares two byte strings as memcmp would order keys. */
 static int
@@ -202,6 +218,7 @@ read_part(api_ctx *c, const read_req *r, const uint8_t *cond, size_t condl,
 		return rv;
 	if (resp.code != KV_OK) {
 		rv = resp.code;
+		pg->throttle = resp.throttle;
 		wire_response_fini(&resp);
 		return rv;
 	}
@@ -279,7 +296,7 @@ static const table *
 find_table(api_ctx *c, const char *name, bool *refreshed, reply *out)
 {
 	const table *t = catalog_find(route_current(c->r), name, strlen(name));
-	if (t != NULL && t->status == TABLE_ACTIVE)
+	if (t != NULL && table_serving(t))
 		return t;
 	if (!*refreshed) {
 		*refreshed = true;
@@ -287,7 +304,7 @@ find_table(api_ctx *c, const char *name, bool *refreshed, reply *out)
 		route_refresh(c->r);
 		route_read_lock();
 		t = catalog_find(route_current(c->r), name, strlen(name));
-		if (t != NULL && t->status == TABLE_ACTIVE)
+		if (t != NULL && table_serving(t))
 			return t;
 	}
 	req_table_missing(out);
@@ -636,7 +653,7 @@ ops_read_query(api_ctx *c, json_t *body, reply *out)
 		}
 		if (rv != KV_OK) {
 			json_decref(pg.items);
-			errors_from_kv(out, rv);
+			page_failed(c, &pg, tname, rv, out);
 			return;
 		}
 		route_read_lock();
@@ -823,7 +840,7 @@ ops_read_scan(api_ctx *c, json_t *body, reply *out)
 		}
 		if (rv != KV_OK) {
 			json_decref(pg.items);
-			errors_from_kv(out, rv);
+			page_failed(c, &pg, tname, rv, out);
 			return;
 		}
 		route_read_lock();

@@ -1,5 +1,6 @@
 /*
- * ops_table.c — CreateTable, DescribeTable, ListTables and DeleteTable.
+ * ops_table.c — CreateTable, DescribeTable, ListTables, DeleteTable and
+ * UpdateTable (throughput and billing mode).
  *
  * The router checks a CreateTable request the way DynamoDB does (shape
  * first, then the key schema against the attribute definitions, then the
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api.h"
 #include "conn.h"
@@ -20,7 +22,6 @@
 #include "request.h"
 #include "route.h"
 
-#define ACCOUNT_ID "000000000000"
 #define MAX_PROVISIONED 1000000000000LL
 
 static const char *
@@ -30,6 +31,7 @@ status_name(table_status s)
 	case TABLE_CREATING: return "CREATING";
 	case TABLE_ACTIVE: return "ACTIVE";
 	case TABLE_DELETING: return "DELETING";
+	case TABLE_UPDATING: return "UPDATING";
 	}
 	return "ACTIVE";
 }
@@ -80,13 +82,12 @@ describe(api_ctx *c, const table *t, bool with_counts)
 	json_t *defs = json_array();
 	uint64_t items = 0, bytes = 0;
 
-	snprintf(arn, sizeof(arn), "arn:aws:dynamodb:%s:%s:table/%s",
-	    c->region, ACCOUNT_ID, t->name);
+	errors_table_arn(arn, sizeof(arn), c->region, t->name);
 	for (size_t i = 0; i < t->n_attr_defs; i++)
 		json_array_append_new(defs, json_pack("{s:s,s:s}",
 		    "AttributeName", t->attr_defs[i].name, "AttributeType",
 		    value_type_name(t->attr_defs[i].type)));
-	if (with_counts && t->status == TABLE_ACTIVE)
+	if (with_counts && table_serving(t))
 		table_counts(c, t, &items, &bytes);
 	json_t *j = json_pack("{s:o,s:s,s:o,s:s,s:f,s:I,s:I,s:s,s:s}",
 	    "AttributeDefinitions", defs,
@@ -100,16 +101,26 @@ describe(api_ctx *c, const table *t, bool with_counts)
 	    "TableId", t->uuid);
 	if (j == NULL)
 		return NULL;
-	json_object_set_new(j, "ProvisionedThroughput", json_pack(
-	    "{s:I,s:I,s:I}", "NumberOfDecreasesToday", (json_int_t) 0,
+	/* Decreases are counted per UTC day: yesterday's show as 0. */
+	int64_t today = (int64_t) time(NULL) / 86400;
+	json_t *pt = json_pack("{s:I,s:I,s:I}", "NumberOfDecreasesToday",
+	    (json_int_t) (t->decreases_day == today ? t->decreases_today : 0),
 	    "ReadCapacityUnits", (json_int_t) t->rcu,
-	    "WriteCapacityUnits", (json_int_t) t->wcu));
+	    "WriteCapacityUnits", (json_int_t) t->wcu);
+	if (t->last_increase_ms != 0)
+		json_object_set_new(pt, "LastIncreaseDateTime",
+		    json_real((double) t->last_increase_ms / 1000.0));
+	if (t->last_decrease_ms != 0)
+		json_object_set_new(pt, "LastDecreaseDateTime",
+		    json_real((double) t->last_decrease_ms / 1000.0));
+	json_object_set_new(j, "ProvisionedThroughput", pt);
 	json_t *bms = json_pack("{s:s}", "BillingMode",
 	    t->billing == BILLING_PAY_PER_REQUEST ? "PAY_PER_REQUEST" :
 	    "PROVISIONED");
 	if (t->billing == BILLING_PAY_PER_REQUEST)
 		json_object_set_new(bms, "LastUpdateToPayPerRequestDateTime",
-		    json_real((double) t->created_ms / 1000.0));
+		    json_real((double) (t->billing_changed_ms != 0 ?
+		    t->billing_changed_ms : t->created_ms) / 1000.0));
 	json_object_set_new(j, "BillingModeSummary", bms);
 	json_object_set_new(j, "DeletionProtectionEnabled", json_false());
 	return j;
@@ -477,6 +488,17 @@ ops_table_list(api_ctx *c, json_t *body, reply *out)
 	api_reply_json(out, j);
 }
 
+/* "created" for the catalog node's KV_IN_USE message "CREATING", etc. */
+static const char *
+in_use_verb(const char *status)
+{
+	if (status != NULL && strcmp(status, "CREATING") == 0)
+		return "created";
+	if (status != NULL && strcmp(status, "UPDATING") == 0)
+		return "updated";
+	return "deleted";
+}
+
 void
 ops_table_delete(api_ctx *c, json_t *body, reply *out)
 {
@@ -493,12 +515,147 @@ ops_table_delete(api_ctx *c, json_t *body, reply *out)
 	if (resp.code == KV_NO_TABLE) {
 		table_not_found(out, name);
 	} else if (resp.code == KV_IN_USE) {
-		bool creating = resp.message != NULL &&
-		    strcmp(resp.message, "CREATING") == 0;
 		errors_reply(out, ERR_RESOURCE_IN_USE,
 		    "Attempt to change a resource which is still in use: "
-		    "Table is being %s: %s", creating ? "created" : "deleted",
-		    name);
+		    "Table is being %s: %s", in_use_verb(resp.message), name);
+	} else if (resp.code != KV_OK || resp.table == NULL) {
+		errors_from_kv(out, resp.code != KV_OK ? resp.code : KV_PROTO);
+	} else {
+		route_refresh(c->r);
+		api_reply_json(out, json_pack("{s:o}", "TableDescription",
+		    describe(c, resp.table, false)));
+	}
+	wire_response_fini(&resp);
+}
+
+/*
+ * UpdateTable: a new ProvisionedThroughput, a new BillingMode, or both.
+ * The catalog node records the change with the table UPDATING and tells
+ * every owner (their token buckets take the new rates, keeping credit
+ * earned so far); the table is ACTIVE again once all have heard.
+ * DynamoDB's other UpdateTable features (indexes, streams, encryption,
+ * replicas, deletion protection) are not served yet and say so.
+ */
+void
+ops_table_update(api_ctx *c, json_t *body, reply *out)
+{
+	const char *name, *billing;
+	json_t *pt;
+	req_errors e = { 0 };
+	json_int_t rcu = 0, wcu = 0;
+	static const char *const unsupported[] = {
+		"GlobalSecondaryIndexUpdates", "StreamSpecification",
+		"SSESpecification", "ReplicaUpdates", "TableClass",
+		"DeletionProtectionEnabled", "OnDemandThroughput",
+		"WarmThroughput", "AttributeDefinitions",
+	};
+
+	if (!req_string(body, "TableName", &name, out) ||
+	    !req_string(body, "BillingMode", &billing, out) ||
+	    !req_object(body, "ProvisionedThroughput", &pt, out))
+		return;
+	req_check_table_name(&e, name, "tableName");
+	if (billing != NULL && strcmp(billing, "PROVISIONED") != 0 &&
+	    strcmp(billing, "PAY_PER_REQUEST") != 0)
+		req_errors_add(&e, "Value '%s' at 'billingMode' failed to "
+		    "satisfy constraint: Member must satisfy enum value set: "
+		    "[PROVISIONED, PAY_PER_REQUEST]", billing);
+	if (pt != NULL && !read_throughput(pt, &e, &rcu, &wcu, out))
+		return;
+	if (req_errors_reply(&e, out))
+		return;
+	for (size_t i = 0; i < sizeof(unsupported) / sizeof(*unsupported);
+	    i++) {
+		if (json_object_get(body, unsupported[i]) == NULL)
+			continue;
+		errors_reply(out, ERR_VALIDATION, "UpdateTable with %s is not "
+		    "supported by this cluster yet", unsupported[i]);
+		return;
+	}
+	if (pt == NULL && billing == NULL) {
+		errors_reply(out, ERR_VALIDATION, "At least one of "
+		    "ProvisionedThroughput, BillingMode, UpdateStreamEnabled, "
+		    "GlobalSecondaryIndexUpdates or SSESpecification or "
+		    "ReplicaUpdates is required");
+		return;
+	}
+	if (rcu > MAX_PROVISIONED || wcu > MAX_PROVISIONED) {
+		errors_reply(out, ERR_VALIDATION, "Given value %lld for %s "
+		    "is out of bounds", (long long) (rcu > MAX_PROVISIONED ?
+		    rcu : wcu), rcu > MAX_PROVISIONED ? "ReadCapacityUnits" :
+		    "WriteCapacityUnits");
+		return;
+	}
+
+	/* The billing mode the table will have: given, or kept. */
+	kv_err rv = route_refresh(c->r);
+	if (rv != KV_OK) {
+		errors_from_kv(out, rv);
+		return;
+	}
+	route_read_lock();
+	const table *cur = catalog_find(route_current(c->r), name,
+	    strlen(name));
+	billing_mode now = cur != NULL ? cur->billing : BILLING_PROVISIONED;
+	route_read_unlock();
+	if (cur == NULL) {
+		table_not_found(out, name);
+		return;
+	}
+	billing_mode want = billing == NULL ? now :
+	    strcmp(billing, "PAY_PER_REQUEST") == 0 ?
+	    BILLING_PAY_PER_REQUEST : BILLING_PROVISIONED;
+	if (want == BILLING_PAY_PER_REQUEST && pt != NULL) {
+		errors_reply(out, ERR_VALIDATION, "One or more parameter "
+		    "values were invalid: Neither ReadCapacityUnits nor "
+		    "WriteCapacityUnits can be specified when BillingMode is "
+		    "PAY_PER_REQUEST");
+		return;
+	}
+	if (want == BILLING_PROVISIONED && pt == NULL) {
+		errors_reply(out, ERR_VALIDATION, "One or more parameter "
+		    "values were invalid: ProvisionedThroughput must be "
+		    "specified when BillingMode is PROVISIONED");
+		return;
+	}
+	if (want == BILLING_PAY_PER_REQUEST && now == want) {
+		/* Nothing to change: accepted, and the table stays ACTIVE. */
+		route_read_lock();
+		cur = catalog_find(route_current(c->r), name, strlen(name));
+		json_t *d = cur != NULL ? describe(c, cur, false) : NULL;
+		route_read_unlock();
+		if (d == NULL)
+			table_not_found(out, name);
+		else
+			api_reply_json(out, json_pack("{s:o}",
+			    "TableDescription", d));
+		return;
+	}
+
+	table t;
+	memset(&t, 0, sizeof(t));
+	t.name = (char *) name;
+	t.uuid = (char *) "";
+	t.billing = want;
+	t.rcu = (uint64_t) rcu;
+	t.wcu = (uint64_t) wcu;
+	rpc_request req = { .op = RPC_UPDATE_TABLE, .table = &t };
+	rpc_response resp;
+	rv = conn_call(c->r, 0, &req, c->a, &resp);
+	if (rv != KV_OK) {
+		errors_from_kv(out, rv);
+		return;
+	}
+	if (resp.code == KV_NO_TABLE) {
+		table_not_found(out, name);
+	} else if (resp.code == KV_IN_USE) {
+		errors_reply(out, ERR_RESOURCE_IN_USE,
+		    "Attempt to change a resource which is still in use: "
+		    "Table is being %s: %s", in_use_verb(resp.message), name);
+	} else if (resp.code == KV_EINVAL && resp.message != NULL) {
+		errors_reply(out, ERR_VALIDATION, "%s", resp.message);
+	} else if (resp.code == KV_BUSY && resp.message != NULL) {
+		errors_reply(out, ERR_LIMIT_EXCEEDED, "%s", resp.message);
 	} else if (resp.code != KV_OK || resp.table == NULL) {
 		errors_from_kv(out, resp.code != KV_OK ? resp.code : KV_PROTO);
 	} else {

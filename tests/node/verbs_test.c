@@ -54,6 +54,9 @@ setup(void)
 	N->index = 0;
 	N->cfg.n_nodes = 1;
 	N->cfg.partitions = NPARTS;
+	N->cfg.partition_rcu = CONFIG_PARTITION_RCU;
+	N->cfg.partition_wcu = CONFIG_PARTITION_WCU;
+	N->cfg.burst_seconds = CONFIG_BURST_SECONDS;
 	part_map_init(&N->parts);
 	pthread_mutex_init(&N->peers_mu, NULL);
 	arena_init(&A);
@@ -977,6 +980,8 @@ Test(verbs, concurrent_puts_to_one_partition_are_all_counted,
 	pthread_t th[NTHREADS];
 	uint64_t bytes = 0;
 
+	/* This counts writes; the ceiling would throttle some of them. */
+	N->capacity_off = true;
 	cr_assert_eq(assign(&T), KV_OK);
 	/* Distinct keys that all hash into partition 0. */
 	for (int i = 0, n = 0; n < total; i++) {
@@ -1166,4 +1171,166 @@ Test(verbs, catalog_survives_reopen, .timeout = 60)
 	cr_assert_gt(r.cat->next_table_id, t1->id);
 	cr_assert_gt(r.cat->next_table_id, t2->id);
 	wire_response_fini(&r);
+}
+
+/* ---- per-partition capacity (throttle.h) ---- */
+
+#define UNIT_MICRO (2 * BUCKET_MICRO)
+
+Test(verbs, writes_beyond_the_ceiling_are_throttled_and_change_nothing)
+{
+	itm a, b;
+
+	N->cfg.partition_wcu = 10; /* 10 WCU/s: one write per 100 ms */
+	N->cfg.burst_seconds = 0;
+	cr_assert_eq(assign(&T), KV_OK);
+	make_itm(&a, &T, "alpha", "one");
+	make_itm(&b, &T, "alpha", "two"); /* the same key, another value */
+	/*
+	 * A new partition holds one second of capacity: ten 1-WCU writes,
+	 * and one more if the refill during them took the level above zero.
+	 */
+	int ok = 0;
+	while (ok < 100 && put(&a, RPC_RETURN_NONE).code == KV_OK)
+		ok++;
+	cr_assert(ok >= 10 && ok <= 11, "%d writes admitted", ok);
+	rpc_response r = put(&b, RPC_RETURN_NONE);
+	cr_assert_eq(r.code, KV_THROTTLED);
+	cr_assert_eq(r.throttle, RPC_THROTTLE_WRITE, "on demand, ceiling");
+	/* The throttled write did nothing; reads have their own bucket. */
+	expect_item(&a, &a);
+	totals s = stats(T.id);
+	const part_stats *p = stats_of(&s, T.id, a.part);
+	cr_assert_eq(p->write_throttled, 2);
+	cr_assert_eq(p->write_admitted, (uint64_t) ok);
+	cr_assert_eq(p->write_charged, 2 * (uint64_t) ok,
+	    "one WCU each, in half units");
+	cr_assert_eq(p->read_charged, 1, "one eventually consistent read");
+	cr_assert_eq(p->read_throttled, 0);
+	cr_assert_eq(p->write_rate, 10 * UNIT_MICRO);
+	cr_assert_eq(p->read_rate, (int64_t) CONFIG_PARTITION_RCU *
+	    UNIT_MICRO);
+	cr_assert(p->write_credit <= 0, "the second is spent");
+	/* Other partitions of the table are untouched. */
+	for (uint32_t i = 0; i < NPARTS; i++)
+		if (i != a.part)
+			cr_assert_eq(stats_of(&s, T.id, i)->write_throttled, 0);
+	/* 100 ms later the debt is paid and the write goes through. */
+	usleep(120 * 1000);
+	cr_assert_eq(put(&b, RPC_RETURN_NONE).code, KV_OK);
+	expect_item(&a, &b);
+	itm_fini(&a);
+	itm_fini(&b);
+}
+
+Test(verbs, provisioned_share_below_the_ceiling_binds)
+{
+	itm a, c;
+
+	T.billing = BILLING_PROVISIONED;
+	T.rcu = 4000; /* 1000 per partition: below the 3000 ceiling */
+	T.wcu = 8;    /* 2 per partition */
+	cr_assert_eq(assign(&T), KV_OK);
+	make_itm(&a, &T, "alpha", "one");
+	int ok = 0; /* one second of 2 WCU/s */
+	rpc_response r;
+	while (ok < 100 && (r = put(&a, RPC_RETURN_NONE)).code == KV_OK)
+		ok++;
+	cr_assert(ok >= 2 && ok <= 3, "%d writes admitted", ok);
+	cr_assert_eq(r.code, KV_THROTTLED);
+	cr_assert_eq(r.throttle, RPC_THROTTLE_WRITE |
+	    RPC_THROTTLE_PROVISIONED | RPC_THROTTLE_TABLE_PROVISIONED);
+	totals s = stats(T.id);
+	const part_stats *p = stats_of(&s, T.id, a.part);
+	cr_assert_eq(p->write_rate, 2 * UNIT_MICRO);
+	cr_assert_eq(p->read_rate, 1000 * UNIT_MICRO);
+	cr_assert_eq(p->prov_wcu, 8);
+
+	/* Provisioning above the ceiling never lifts it. */
+	T.rcu = 1000000;
+	T.wcu = 1000000;
+	cr_assert_eq(assign(&T), KV_OK);
+	s = stats(T.id);
+	p = stats_of(&s, T.id, a.part);
+	cr_assert_eq(p->write_rate, (int64_t) CONFIG_PARTITION_WCU *
+	    UNIT_MICRO);
+	usleep(10 * 1000);
+	make_itm(&c, &T, "alpha", NULL);
+	r = put(&c, RPC_RETURN_NONE);
+	cr_assert_eq(r.code, KV_OK, "%s", kv_err_name(r.code));
+	itm_fini(&a);
+	itm_fini(&c);
+}
+
+Test(verbs, capacity_survives_a_restart_of_the_map)
+{
+	T.billing = BILLING_PROVISIONED;
+	T.rcu = 40;
+	T.wcu = 20;
+	cr_assert_eq(assign(&T), KV_OK);
+	part_map_fini(&N->parts);
+	part_map_init(&N->parts);
+	cr_assert_eq(part_map_load(&N->parts, N->st), KV_OK);
+	cr_assert_eq(N->parts.n, NPARTS);
+	for (size_t i = 0; i < N->parts.n; i++) {
+		part *p = N->parts.p[i];
+		cr_assert_eq(p->prov_rcu, 40);
+		cr_assert_eq(p->prov_wcu, 20);
+		cr_assert_eq(p->table_parts, NPARTS);
+	}
+}
+
+Test(verbs, catalog_update_table_reaches_the_buckets, .timeout = 60)
+{
+	cr_assert_eq(catalog_node_open(N), KV_OK);
+	T.billing = BILLING_PROVISIONED;
+	T.rcu = 4;
+	T.wcu = 4;
+	rpc_response r = create(&T);
+	cr_assert_eq(r.code, KV_OK);
+	uint32_t id = r.table->id;
+	wire_response_fini(&r);
+	cr_assert(wait_status("t1", TABLE_ACTIVE));
+	totals s = stats(id);
+	cr_assert_eq(stats_of(&s, id, 0)->write_rate, UNIT_MICRO);
+
+	table want = { .name = (char *) "t1", .billing = BILLING_PROVISIONED,
+		.rcu = 4, .wcu = 4 };
+	rpc_request req = { .op = RPC_UPDATE_TABLE, .table = &want };
+	r = call(&req);
+	cr_assert_eq(r.code, KV_EINVAL, "nothing would change");
+	cr_assert_not_null(r.message);
+	cr_assert(strstr(r.message, "will not change") != NULL);
+
+	want.wcu = 400;
+	r = call(&req);
+	cr_assert_eq(r.code, KV_OK, "%s", kv_err_name(r.code));
+	cr_assert_eq(r.table->status, TABLE_UPDATING);
+	cr_assert_neq(r.table->last_increase_ms, 0);
+	wire_response_fini(&r);
+	r = call(&req);
+	cr_assert_eq(r.code, KV_IN_USE, "still UPDATING");
+	cr_assert_str_eq(r.message, "UPDATING");
+	cr_assert(wait_status("t1", TABLE_ACTIVE));
+	s = stats(id);
+	cr_assert_eq(stats_of(&s, id, 0)->write_rate, 100 * UNIT_MICRO);
+
+	/* Lowering counts a decrease; on demand drops the shares. */
+	want.wcu = 40;
+	r = call(&req);
+	cr_assert_eq(r.code, KV_OK);
+	cr_assert_eq(r.table->decreases_today, 1);
+	wire_response_fini(&r);
+	cr_assert(wait_status("t1", TABLE_ACTIVE));
+	want.billing = BILLING_PAY_PER_REQUEST;
+	r = call(&req);
+	cr_assert_eq(r.code, KV_OK);
+	cr_assert_eq(r.table->rcu, 0);
+	cr_assert_neq(r.table->billing_changed_ms, 0);
+	wire_response_fini(&r);
+	cr_assert(wait_status("t1", TABLE_ACTIVE));
+	s = stats(id);
+	cr_assert_eq(stats_of(&s, id, 0)->write_rate,
+	    (int64_t) CONFIG_PARTITION_WCU * UNIT_MICRO);
+	cr_assert_eq(stats_of(&s, id, 0)->prov_wcu, 0);
 }

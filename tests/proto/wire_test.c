@@ -168,9 +168,13 @@ full_request(const table *t)
 }
 
 static const part_stats STATS[3] = {
-	{ 7, 0, 1, 10, 1000 },
-	{ 7, 1, 2, 0, 0 },
-	{ UINT32_MAX, UINT32_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX },
+	{ 7, 0, 1, 10, 1000, 6000000000, 2000000000, -4000000, 7,
+	    12, 34, 5, 6, 7, 8, 0, 0 },
+	{ 7, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 5 },
+	{ UINT32_MAX, UINT32_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX,
+	    INT64_MAX, INT64_MIN, INT64_MIN, INT64_MAX, UINT64_MAX,
+	    UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX,
+	    UINT64_MAX, UINT64_MAX },
 };
 
 /* A response with every field set; c and t are borrowed. */
@@ -182,7 +186,8 @@ full_response(catalog *c, table *t)
 		.message = "The conditional request failed",
 		.found = true, .item = ITEM, .item_len = sizeof(ITEM),
 		.cat = c, .table = t, .stats = (part_stats *) STATS,
-		.n_stats = 3,
+		.n_stats = 3, .throttle = RPC_THROTTLE_WRITE |
+		RPC_THROTTLE_TABLE_PROVISIONED,
 	};
 }
 
@@ -291,6 +296,8 @@ Test(wire, response_round_trips_every_field)
 		cr_assert_eq(out.stats[i].epoch, STATS[i].epoch);
 		cr_assert_eq(out.stats[i].items, STATS[i].items);
 		cr_assert_eq(out.stats[i].bytes, STATS[i].bytes);
+		cr_assert_eq(memcmp(&out.stats[i], &STATS[i],
+		    sizeof(part_stats)), 0, "capacity fields of stats[%zu]", i);
 	}
 	wire_response_fini(&out);
 	cr_assert_null(out.cat);

@@ -1,0 +1,110 @@
+/*
+ * throttle.c — per-partition admission and charging (see throttle.h).
+ */
+#include "throttle.h"
+
+#include <time.h>
+
+#include "node.h"
+
+int64_t
+throttle_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * The rate of one bucket: the ceiling, or the table's provisioned share
+ * when lower. Sets *binds when the share is the one that limits.
+ */
+static int64_t
+rate_for(uint64_t ceiling, uint64_t prov, uint32_t parts, bool *binds)
+{
+	int64_t ceil_r = bucket_rate_micro(ceiling, 1);
+	*binds = false;
+	if (prov == 0)
+		return ceil_r;
+	int64_t share = bucket_rate_micro(prov, parts > 0 ? parts : 1);
+	if (share < ceil_r) {
+		*binds = true;
+		return share;
+	}
+	return ceil_r;
+}
+
+void
+throttle_configure(node *n, part *p, uint64_t rcu, uint64_t wcu,
+    uint32_t table_parts, bool first)
+{
+	int64_t now = throttle_now_ns();
+	const config *c = &n->cfg;
+
+	pthread_mutex_lock(&p->cap_mu);
+	p->prov_rcu = rcu;
+	p->prov_wcu = wcu;
+	p->table_parts = table_parts;
+	int64_t rr = rate_for(c->partition_rcu, rcu, table_parts,
+	    &p->rd_prov_binds);
+	int64_t wr = rate_for(c->partition_wcu, wcu, table_parts,
+	    &p->wr_prov_binds);
+	if (first) {
+		bucket_init(&p->rd, rr, c->burst_seconds, now);
+		bucket_init(&p->wr, wr, c->burst_seconds, now);
+	} else {
+		bucket_set_rate(&p->rd, rr, c->burst_seconds, now);
+		bucket_set_rate(&p->wr, wr, c->burst_seconds, now);
+	}
+	pthread_mutex_unlock(&p->cap_mu);
+}
+
+kv_err
+throttle_admit(node *n, part *p, bool write, rpc_response *resp)
+{
+	if (n->capacity_off)
+		return KV_OK;
+	int64_t now = throttle_now_ns();
+	pthread_mutex_lock(&p->cap_mu);
+	bool ok = bucket_admit(write ? &p->wr : &p->rd, now);
+	bool binds = write ? p->wr_prov_binds : p->rd_prov_binds;
+	bool prov = p->prov_rcu != 0 || p->prov_wcu != 0;
+	pthread_mutex_unlock(&p->cap_mu);
+	if (ok)
+		return KV_OK;
+	resp->throttle = (write ? RPC_THROTTLE_WRITE : 0) |
+	    (binds ? RPC_THROTTLE_PROVISIONED : 0) |
+	    (prov ? RPC_THROTTLE_TABLE_PROVISIONED : 0);
+	return KV_THROTTLED;
+}
+
+void
+throttle_charge(node *n, part *p, bool write, uint64_t half_units)
+{
+	if (n->capacity_off)
+		return;
+	int64_t now = throttle_now_ns();
+	pthread_mutex_lock(&p->cap_mu);
+	bucket_charge(write ? &p->wr : &p->rd, half_units, now);
+	pthread_mutex_unlock(&p->cap_mu);
+}
+
+void
+throttle_stats(part *p, part_stats *s)
+{
+	int64_t now = throttle_now_ns();
+	pthread_mutex_lock(&p->cap_mu);
+	s->read_rate = p->rd.rate;
+	s->write_rate = p->wr.rate;
+	s->read_credit = bucket_credit(&p->rd, now);
+	s->write_credit = bucket_credit(&p->wr, now);
+	s->read_charged = p->rd.charged_half;
+	s->write_charged = p->wr.charged_half;
+	s->read_admitted = p->rd.admitted;
+	s->write_admitted = p->wr.admitted;
+	s->read_throttled = p->rd.throttled;
+	s->write_throttled = p->wr.throttled;
+	s->prov_rcu = p->prov_rcu;
+	s->prov_wcu = p->prov_wcu;
+	pthread_mutex_unlock(&p->cap_mu);
+}

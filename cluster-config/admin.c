@@ -5,6 +5,12 @@
  *   kv-admin --config FILE status         nodes, tables, partitions (the
  *                                         catalog's epoch and the one the
  *                                         owner holds)
+ *   kv-admin --config FILE status --partitions [--once]
+ *                                         per partition: consumed RCU/s
+ *                                         and WCU/s, throttled requests/s,
+ *                                         ceilings and burst credit left,
+ *                                         refreshed every second (--once:
+ *                                         one table over one second)
  *   kv-admin --config FILE bump-epoch TABLE PART
  *                                         raise a partition's epoch (tests
  *                                         routers' stale-route handling)
@@ -12,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "rpc.h"
@@ -22,7 +30,8 @@ static const char *
 status_name(table_status s)
 {
 	return s == TABLE_CREATING ? "CREATING" :
-	    s == TABLE_DELETING ? "DELETING" : "ACTIVE";
+	    s == TABLE_DELETING ? "DELETING" :
+	    s == TABLE_UPDATING ? "UPDATING" : "ACTIVE";
 }
 
 static int
@@ -97,6 +106,152 @@ out:
 	return rc;
 }
 
+/* ---- status --partitions ---- */
+
+/* One sample of every node's partition counters. */
+typedef struct sample {
+	arena a;
+	double t; /* seconds, monotonic */
+	rpc_response stats[CONFIG_MAX_NODES];
+	bool up[CONFIG_MAX_NODES];
+	catalog *cat; /* owned; NULL when node 0 is down */
+} sample;
+
+static double
+mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double) ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void
+sample_take(config *cfg, rpc_client **nodes, sample *s)
+{
+	arena_init(&s->a);
+	s->cat = NULL;
+	rpc_request creq = { .op = RPC_CATALOG_GET };
+	rpc_response cresp;
+	memset(&cresp, 0, sizeof(cresp));
+	if (rpc_call(nodes[0], &creq, &s->a, &cresp, TIMEOUT_MS) == KV_OK &&
+	    cresp.code == KV_OK) {
+		s->cat = cresp.cat;
+		cresp.cat = NULL;
+	}
+	wire_response_fini(&cresp);
+	for (size_t i = 0; i < cfg->n_nodes; i++) {
+		rpc_request req = { .op = RPC_STATS };
+		s->up[i] = rpc_call(nodes[i], &req, &s->a, &s->stats[i],
+		    TIMEOUT_MS) == KV_OK && s->stats[i].code == KV_OK;
+	}
+	s->t = mono_s();
+}
+
+static void
+sample_fini(sample *s, size_t n_nodes)
+{
+	for (size_t i = 0; i < n_nodes; i++)
+		if (s->up[i])
+			wire_response_fini(&s->stats[i]);
+	catalog_free(s->cat);
+	arena_fini(&s->a);
+}
+
+static const part_stats *
+find_stats(const sample *s, uint32_t node, uint32_t table_id, uint32_t part)
+{
+	if (!s->up[node])
+		return NULL;
+	const rpc_response *r = &s->stats[node];
+	for (size_t k = 0; k < r->n_stats; k++)
+		if (r->stats[k].table_id == table_id && r->stats[k].part == part)
+			return &r->stats[k];
+	return NULL;
+}
+
+/* Micro half-units (bucket.h) to whole capacity units. */
+static double
+units(int64_t micro_half)
+{
+	return (double) micro_half / 2e6;
+}
+
+static double
+rate(uint64_t now, uint64_t before, double dt)
+{
+	return dt > 0 && now >= before ? (double) (now - before) / dt : 0;
+}
+
+static void
+print_partitions(const sample *prev, const sample *cur)
+{
+	double dt = cur->t - prev->t;
+	char when[32];
+	time_t now = time(NULL);
+	strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
+	printf("kv partitions at %s (rates over the last %.1f s; units per "
+	    "second)\n", when, dt);
+	printf("%-20s %4s %4s %9s %9s %8s %8s %8s %8s %10s %10s %9s\n",
+	    "table", "part", "node", "RCU/s", "WCU/s", "thr-r/s", "thr-w/s",
+	    "ceil-r", "ceil-w", "burst-r", "burst-w", "items");
+	if (cur->cat == NULL) {
+		printf("  (catalog unavailable: node 0 is down)\n");
+		return;
+	}
+	for (size_t t = 0; t < cur->cat->n_tables; t++) {
+		const table *tb = &cur->cat->tables[t];
+		for (size_t p = 0; p < tb->n_parts; p++) {
+			const partition *pp = &tb->parts[p];
+			const part_stats *a = find_stats(cur, pp->node, tb->id,
+			    pp->id);
+			const part_stats *b = find_stats(prev, pp->node, tb->id,
+			    pp->id);
+			if (a == NULL) {
+				printf("%-20.20s %4u %4u  (owner down)\n",
+				    tb->name, pp->id, pp->node);
+				continue;
+			}
+			part_stats zero = { 0 };
+			if (b == NULL)
+				b = &zero;
+			double br = units(a->read_credit - a->read_rate);
+			double bw = units(a->write_credit - a->write_rate);
+			printf("%-20.20s %4u %4u %9.1f %9.1f %8.1f %8.1f %8.0f "
+			    "%8.0f %10.0f %10.0f %9llu\n", tb->name, pp->id,
+			    pp->node,
+			    rate(a->read_charged, b->read_charged, dt) / 2,
+			    rate(a->write_charged, b->write_charged, dt) / 2,
+			    rate(a->read_throttled, b->read_throttled, dt),
+			    rate(a->write_throttled, b->write_throttled, dt),
+			    units(a->read_rate), units(a->write_rate),
+			    br > 0 ? br : 0, bw > 0 ? bw : 0,
+			    (unsigned long long) a->items);
+		}
+	}
+}
+
+static int
+partitions(config *cfg, rpc_client **nodes, bool once)
+{
+	sample s[2];
+	int i = 0;
+	sample_take(cfg, nodes, &s[0]);
+	for (;;) {
+		sleep(1);
+		sample_take(cfg, nodes, &s[1 - i]);
+		if (!once)
+			printf("\033[H\033[2J");
+		print_partitions(&s[i], &s[1 - i]);
+		fflush(stdout);
+		sample_fini(&s[i], cfg->n_nodes);
+		i = 1 - i;
+		if (once)
+			break;
+	}
+	sample_fini(&s[i], cfg->n_nodes);
+	return 0;
+}
+
 static int
 bump(rpc_client *catalog_node, const char *name, const char *part)
 {
@@ -132,8 +287,8 @@ main(int argc, char **argv)
 	int rc = 2;
 
 	if (argc < 4 || strcmp(argv[1], "--config") != 0) {
-		fprintf(stderr, "usage: kv-admin --config FILE status | "
-		    "bump-epoch TABLE PART\n");
+		fprintf(stderr, "usage: kv-admin --config FILE status "
+		    "[--partitions [--once]] | bump-epoch TABLE PART\n");
 		return 2;
 	}
 	if (config_load(argv[2], &cfg, why, sizeof(why)) != KV_OK) {
@@ -146,8 +301,12 @@ main(int argc, char **argv)
 			    cfg.nodes[i].url);
 			return 1;
 		}
-	if (strcmp(argv[3], "status") == 0)
+	if (strcmp(argv[3], "status") == 0 && argc == 4)
 		rc = status(&cfg, nodes);
+	else if (strcmp(argv[3], "status") == 0 &&
+	    strcmp(argv[4], "--partitions") == 0 && (argc == 5 ||
+	    (argc == 6 && strcmp(argv[5], "--once") == 0)))
+		rc = partitions(&cfg, nodes, argc == 6);
 	else if (strcmp(argv[3], "bump-epoch") == 0 && argc == 6)
 		rc = bump(nodes[0], argv[4], argv[5]);
 	else

@@ -18,7 +18,7 @@
 static const struct {
 	const char *name;
 	api_op_fn fn;
-} ops[] = {
+} ops[API_N_OPS] = {
 	{ "CreateTable", ops_table_create },
 	{ "DescribeTable", ops_table_describe },
 	{ "ListTables", ops_table_list },
@@ -72,20 +72,45 @@ region_of(arena *a, const char *auth)
 	return arena_dup(a, p, n);
 }
 
+/* Counts one answer of operation i by its outcome (api_counters). */
+static void
+count(router *r, size_t i, const reply *out)
+{
+	api_counters *k = &r->counters[i];
+	atomic_fetch_add_explicit(&k->requests, 1, memory_order_relaxed);
+	if (out->status == 200)
+		return;
+	bool throttled = out->body != NULL &&
+	    (strstr(out->body, "#ThrottlingException") != NULL ||
+	    strstr(out->body, "#ProvisionedThroughputExceeded") != NULL);
+	atomic_fetch_add_explicit(throttled ? &k->throttled :
+	    out->status >= 500 ? &k->server_errors : &k->client_errors, 1,
+	    memory_order_relaxed);
+}
+
+const char *
+api_op_name(size_t i)
+{
+	return i < API_N_OPS ? ops[i].name : NULL;
+}
+
 void
 api_handle(router *r, const char *target, const char *auth,
     const char *body, size_t len, reply *out)
 {
 	api_op_fn fn = NULL;
+	size_t op = 0;
 	json_error_t jerr;
 	arena a;
 
 	if (target != NULL && strncmp(target, TARGET_PREFIX,
 	    strlen(TARGET_PREFIX)) == 0) {
 		const char *name = target + strlen(TARGET_PREFIX);
-		for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-			if (strcmp(ops[i].name, name) == 0)
+		for (size_t i = 0; i < API_N_OPS; i++)
+			if (strcmp(ops[i].name, name) == 0) {
 				fn = ops[i].fn;
+				op = i;
+			}
 	}
 	if (fn == NULL) {
 		errors_reply(out, ERR_UNKNOWN_OPERATION,
@@ -99,6 +124,7 @@ api_handle(router *r, const char *target, const char *auth,
 		    j == NULL ? jerr.text :
 		    "Start of structure or map found where not expected");
 		json_decref(j);
+		count(r, op, out);
 		return;
 	}
 	arena_init(&a);
@@ -106,6 +132,7 @@ api_handle(router *r, const char *target, const char *auth,
 	if (c.region == NULL)
 		c.region = "us-east-1";
 	fn(&c, j, out);
+	count(r, op, out);
 	json_decref(j);
 	arena_fini(&a);
 }

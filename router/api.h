@@ -35,6 +35,16 @@ void ops_table_describe(api_ctx *c, json_t *body, reply *out);
 void ops_table_list(api_ctx *c, json_t *body, reply *out);
 void ops_table_delete(api_ctx *c, json_t *body, reply *out);
 void ops_table_update(api_ctx *c, json_t *body, reply *out);
+
+/* api_op_name returns the name of operation i (< API_N_OPS), for metrics. */
+const char *api_op_name(size_t i);
+
+/*
+ * ops_metrics fills *out with this router's Prometheus text: its answers
+ * per operation and outcome, and every node's partition counters
+ * (proto/metrics.h) with table names from the catalog. Thread-safe.
+ */
+void ops_metrics(router *r, reply *out);
 void ops_item_put(api_ctx *c, json_t *body, reply *out);
 void ops_item_get(api_ctx *c, json_t *body, reply *out);
 void ops_item_delete(api_ctx *c, json_t *body, reply *out);

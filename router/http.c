@@ -92,6 +92,11 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 	reply rp = { 0 };
 
 	if (strcmp(method, "GET") == 0) {
+		if (strcmp(url, "/metrics") == 0) {
+			ops_metrics(h->r, &rp);
+			return answer(conn, &rp,
+			    "text/plain; version=0.0.4; charset=utf-8");
+		}
 		if (strcmp(url, "/") != 0) {
 			rp.status = 404;
 			rp.body = strdup("not found\n");

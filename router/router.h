@@ -7,6 +7,7 @@
 #ifndef KV_ROUTER_H
 #define KV_ROUTER_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -14,12 +15,24 @@
 
 typedef struct route_snapshot route_snapshot;
 
+/* The operations api.c serves, for per-operation counters. */
+#define API_N_OPS 13
+
+/* Answers of one operation, by outcome (relaxed atomics; for /metrics). */
+typedef struct api_counters {
+	atomic_uint_fast64_t requests;
+	atomic_uint_fast64_t throttled;     /* throttling exceptions */
+	atomic_uint_fast64_t client_errors; /* other 4xx */
+	atomic_uint_fast64_t server_errors; /* 5xx */
+} api_counters;
+
 typedef struct router {
 	config cfg;
 	char listen[160];  /* host:port this router serves, for GET / */
 	rpc_client *nodes[CONFIG_MAX_NODES];
 	route_snapshot *snap; /* RCU-protected; see route.h */
 	int call_timeout_ms;
+	api_counters counters[API_N_OPS]; /* indexed as api.c's ops[] */
 } router;
 
 /* An HTTP answer: status and an owned JSON body (free with free()). */

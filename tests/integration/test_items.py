@@ -9,9 +9,11 @@ import decimal
 import pytest
 
 PPR = {"BillingMode": "PAY_PER_REQUEST"}
+# Provisioned throughput is enforced (each of a table's partitions gets
+# its share): enough that these few requests per table are never throttled.
 PROV = {"BillingMode": "PROVISIONED",
-        "ProvisionedThroughput": {"ReadCapacityUnits": 5,
-                                  "WriteCapacityUnits": 7}}
+        "ProvisionedThroughput": {"ReadCapacityUnits": 500,
+                                  "WriteCapacityUnits": 700}}
 
 
 def create(ddb, name, hash_type, range_type=None, billing=PPR):
@@ -104,7 +106,7 @@ def test_tables_become_active_with_their_schema(ddb, tables):
         pt = t["ProvisionedThroughput"]
         if billing == "PROVISIONED":
             assert (pt["ReadCapacityUnits"], pt["WriteCapacityUnits"]) == (
-                5, 7)
+                500, 700)
         else:
             assert (pt["ReadCapacityUnits"], pt["WriteCapacityUnits"]) == (
                 0, 0)

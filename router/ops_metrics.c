@@ -1,0 +1,125 @@
+/*
+ * ops_metrics.c — GET /metrics on a router: Prometheus text with this
+ * router's answers per operation and outcome, and every node's partition
+ * counters (rendered by proto/metrics.c, named from the catalog). Nodes
+ * that do not answer are left out for this scrape; kv_router_node_up says
+ * which.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "conn.h"
+#include "metrics.h"
+#include "route.h"
+
+typedef struct names {
+	uint32_t *ids;
+	char **names;
+	size_t n;
+} names;
+
+static const char *
+name_of(void *arg, uint32_t table_id)
+{
+	names *nm = arg;
+	for (size_t i = 0; i < nm->n; i++)
+		if (nm->ids[i] == table_id)
+			return nm->names[i];
+	return NULL;
+}
+
+static void
+counters(FILE *f, router *r)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} fams[] = {
+		{ "kv_router_requests_total", "Requests answered, by operation.",
+		    offsetof(api_counters, requests) },
+		{ "kv_router_throttled_total", "Requests answered with "
+		    "ThrottlingException or "
+		    "ProvisionedThroughputExceededException.",
+		    offsetof(api_counters, throttled) },
+		{ "kv_router_client_errors_total", "Other 4xx answers.",
+		    offsetof(api_counters, client_errors) },
+		{ "kv_router_server_errors_total", "5xx answers.",
+		    offsetof(api_counters, server_errors) },
+	};
+	for (size_t k = 0; k < sizeof(fams) / sizeof(fams[0]); k++) {
+		fprintf(f, "# HELP %s %s\n# TYPE %s counter\n", fams[k].name,
+		    fams[k].help, fams[k].name);
+		for (size_t i = 0; i < API_N_OPS; i++) {
+			atomic_uint_fast64_t *v = (atomic_uint_fast64_t *)
+			    ((char *) &r->counters[i] + fams[k].off);
+			fprintf(f, "%s{op=\"%s\"} %llu\n", fams[k].name,
+			    api_op_name(i), (unsigned long long)
+			    atomic_load_explicit(v, memory_order_relaxed));
+		}
+	}
+}
+
+void
+ops_metrics(router *r, reply *out)
+{
+	arena a;
+	names nm = { 0 };
+	metrics_source src[CONFIG_MAX_NODES];
+	rpc_response resp[CONFIG_MAX_NODES];
+	bool up[CONFIG_MAX_NODES] = { false };
+	size_t n_src = 0;
+	char *buf = NULL;
+	size_t len = 0;
+
+	arena_init(&a);
+	route_refresh(r);
+	route_read_lock();
+	const catalog *cat = route_current(r);
+	nm.ids = arena_alloc(&a, (cat->n_tables + 1) * sizeof(*nm.ids));
+	nm.names = arena_alloc(&a, (cat->n_tables + 1) * sizeof(*nm.names));
+	for (size_t i = 0; nm.ids != NULL && nm.names != NULL &&
+	    i < cat->n_tables; i++) {
+		nm.ids[nm.n] = cat->tables[i].id;
+		nm.names[nm.n] = arena_dup(&a, cat->tables[i].name,
+		    strlen(cat->tables[i].name));
+		if (nm.names[nm.n] != NULL)
+			nm.n++;
+	}
+	route_read_unlock();
+
+	for (uint32_t i = 0; i < r->cfg.n_nodes; i++) {
+		rpc_request req = { .op = RPC_STATS };
+		up[i] = conn_call(r, i, &req, &a, &resp[i]) == KV_OK &&
+		    resp[i].code == KV_OK;
+		if (up[i])
+			src[n_src++] = (metrics_source) { .node = i,
+				.stats = resp[i].stats, .n = resp[i].n_stats };
+	}
+	FILE *f = open_memstream(&buf, &len);
+	if (f != NULL) {
+		counters(f, r);
+		fputs("# HELP kv_router_node_up Whether the node answered "
+		    "this scrape.\n# TYPE kv_router_node_up gauge\n", f);
+		for (uint32_t i = 0; i < r->cfg.n_nodes; i++)
+			fprintf(f, "kv_router_node_up{node=\"%u\"} %d\n", i,
+			    up[i] ? 1 : 0);
+		metrics_write_parts(f, src, n_src, name_of, &nm);
+		fclose(f);
+	}
+	for (uint32_t i = 0; i < r->cfg.n_nodes; i++)
+		if (up[i])
+			wire_response_fini(&resp[i]);
+	arena_fini(&a);
+	free(out->body);
+	if (buf == NULL) {
+		out->status = 500;
+		out->body = strdup("out of memory\n");
+	} else {
+		out->status = 200;
+		out->body = buf;
+	}
+	out->len = out->body != NULL ? strlen(out->body) : 0;
+}

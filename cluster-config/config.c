@@ -28,6 +28,21 @@ next_word(char **p)
 	return w;
 }
 
+/* Splits "host:port" into host[0..hostlen) and *port (1..65535). */
+static kv_err
+host_port(const char *s, char *host, size_t hostlen, int *port)
+{
+	const char *colon = strrchr(s, ':');
+	uint64_t v;
+	if (colon == NULL || colon == s || (size_t) (colon - s) >= hostlen ||
+	    config_number(colon + 1, &v) != KV_OK || v == 0 || v > 65535)
+		return KV_EINVAL;
+	memcpy(host, s, (size_t) (colon - s));
+	host[colon - s] = '\0';
+	*port = (int) v;
+	return KV_OK;
+}
+
 kv_err
 config_number(const char *s, uint64_t *out)
 {
@@ -89,25 +104,24 @@ config_load(const char *path, config *c, char *why, size_t whylen)
 			else
 				c->burst_seconds = (uint32_t) v;
 		} else if (strcmp(key, "node") == 0 && b != NULL &&
-		    extra == NULL) {
+		    (extra == NULL || next_word(&p) == NULL)) {
+			config_node *nd = &c->nodes[c->n_nodes];
 			if (c->n_nodes == CONFIG_MAX_NODES ||
-			    strlen(a) >= sizeof(c->nodes[0].url) ||
-			    strlen(b) >= sizeof(c->nodes[0].data))
+			    strlen(a) >= sizeof(nd->url) ||
+			    strlen(b) >= sizeof(nd->data) ||
+			    (extra != NULL && host_port(extra, nd->metrics_host,
+			    sizeof(nd->metrics_host), &nd->metrics_port) !=
+			    KV_OK))
 				goto bad;
-			strcpy(c->nodes[c->n_nodes].url, a);
-			strcpy(c->nodes[c->n_nodes].data, b);
+			strcpy(nd->url, a);
+			strcpy(nd->data, b);
 			c->n_nodes++;
 		} else if (strcmp(key, "router") == 0 && a != NULL &&
 		    b == NULL) {
-			char *colon = strrchr(a, ':');
-			if (c->n_routers == CONFIG_MAX_ROUTERS || colon == NULL ||
-			    (size_t) (colon - a) >= sizeof(c->routers[0].host))
-				goto bad;
 			config_router *r = &c->routers[c->n_routers];
-			memcpy(r->host, a, (size_t) (colon - a));
-			r->host[colon - a] = '\0';
-			r->port = atoi(colon + 1);
-			if (r->port <= 0 || r->port > 65535)
+			if (c->n_routers == CONFIG_MAX_ROUTERS ||
+			    host_port(a, r->host, sizeof(r->host), &r->port) !=
+			    KV_OK)
 				goto bad;
 			c->n_routers++;
 		} else {

@@ -7,7 +7,9 @@
  *   partition-rcu 3000                read ceiling of one partition (RCU/s)
  *   partition-wcu 1000                write ceiling of one partition (WCU/s)
  *   burst-seconds 300                 unused capacity kept as burst credit
- *   node  ipc://.kv/run/node0.ipc  .kv/data/node0     (URL, data folder)
+ *   node  ipc://.kv/run/node0.ipc  .kv/data/node0  [127.0.0.1:9100]
+ *                                     (URL, data folder, and optionally
+ *                                     where it serves GET /metrics)
  *   router 127.0.0.1:8000             (HTTP listen address)
  *
  * Nodes are numbered in file order from 0; node 0 hosts the catalog.
@@ -28,6 +30,8 @@
 typedef struct config_node {
 	char url[256];
 	char data[512];
+	char metrics_host[128]; /* "" when the node serves no /metrics */
+	int metrics_port;
 } config_node;
 
 typedef struct config_router {

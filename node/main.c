@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "catalog_node.h"
+#include "metrics_http.h"
 #include "node.h"
 #include "server.h"
 #include "throttle.h"
@@ -65,6 +66,7 @@ main(int argc, char **argv)
 	char why[512];
 	static node n;
 	server *srv = NULL;
+	metrics_http *mh = NULL;
 	int status = 1;
 
 	const char *over_rcu = NULL, *over_wcu = NULL, *over_burst = NULL;
@@ -151,6 +153,12 @@ main(int argc, char **argv)
 	}
 	if (server_open(&n, me->url, 64, &srv) != KV_OK)
 		goto out;
+	if (me->metrics_host[0] != '\0' && metrics_http_open(&n,
+	    me->metrics_host, me->metrics_port, &mh) != KV_OK) {
+		fprintf(stderr, "kv-node: cannot serve /metrics on %s:%d\n",
+		    me->metrics_host, me->metrics_port);
+		goto out;
+	}
 	fprintf(stderr, "kv-node %u: serving %s (data %s, %zu partitions; "
 	    "per partition %llu RCU/s, %llu WCU/s, %u s burst%s)\n",
 	    n.index, me->url, me->data, n.parts.n,
@@ -161,6 +169,7 @@ main(int argc, char **argv)
 		pause();
 	status = 0;
 out:
+	metrics_http_close(mh);
 	server_close(srv);
 	catalog_node_close(&n);
 	for (size_t i = 0; i < CONFIG_MAX_NODES; i++)

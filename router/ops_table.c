@@ -636,6 +636,9 @@ ops_table_update(api_ctx *c, json_t *body, reply *out)
 	memset(&t, 0, sizeof(t));
 	t.name = (char *) name;
 	t.uuid = (char *) "";
+	/* Only the name, billing and units count; the wire wants a key. */
+	t.hash.name = (char *) "";
+	t.hash.type = VAL_S;
 	t.billing = want;
 	t.rcu = (uint64_t) rcu;
 	t.wcu = (uint64_t) wcu;

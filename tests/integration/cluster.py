@@ -172,7 +172,9 @@ class Cluster:
     NODES = 3
     PARTITIONS = 4
 
-    def __init__(self, nodes=NODES, partitions=PARTITIONS):
+    def __init__(self, nodes=NODES, partitions=PARTITIONS, settings=()):
+        """settings: more cluster-file lines, such as "partition-wcu 50"
+        (the ceilings default to DynamoDB's)."""
         self.external = bool(os.environ.get("KV_ENDPOINT"))
         self.build = os.environ.get("KV_BUILD") or os.path.join(REPO, "build")
         self.n_nodes = nodes
@@ -193,7 +195,7 @@ class Cluster:
         self.endpoint = "http://127.0.0.1:%d" % self.port
         self.config = os.path.join(self.dir, "cluster.conf")
         lines = ["# written by tests/integration/cluster.py",
-                 "partitions %d" % partitions]
+                 "partitions %d" % partitions] + list(settings)
         for i in range(nodes):
             lines.append("node ipc://%s %s" % (
                 os.path.join(self.dir, "node%d.ipc" % i),
@@ -365,6 +367,23 @@ class Cluster:
 
     def status(self):
         return parse_status(self.admin("status", check=False))
+
+    def metrics(self):
+        """The router's GET /metrics as {(name, frozenset(labels)): value}."""
+        with urllib.request.urlopen(self.endpoint + "/metrics",
+                                    timeout=10) as r:
+            text = r.read().decode()
+        out = {}
+        for line in text.splitlines():
+            if not line or line.startswith("#"):
+                continue
+            m = re.match(r'([a-z_]+)(?:\{(.*)\})? (\S+)$', line)
+            if not m:
+                raise AssertionError("bad metrics line %r" % line)
+            labels = frozenset(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"',
+                                          m.group(2) or ""))
+            out[(m.group(1), labels)] = float(m.group(3))
+        return out
 
     def table_partitions(self, name):
         """The partitions of table `name` from kv-admin status (see

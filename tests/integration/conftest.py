@@ -26,7 +26,9 @@ def pytest_configure(config):
 
 @pytest.fixture(scope="module")
 def cluster(request):
-    c = Cluster()
+    # A test file may scale the cluster's ceilings (CLUSTER_SETTINGS: more
+    # cluster-file lines, e.g. "partition-wcu 50").
+    c = Cluster(settings=getattr(request.module, "CLUSTER_SETTINGS", ()))
     request.module._kv_cluster = c
     request.module._kv_failed = False
     try:

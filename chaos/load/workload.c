@@ -1,0 +1,615 @@
+/*
+ * workload.c — request bodies and answer checks (see workload.h). Bodies
+ * are printed, not built with jansson: the hot path formats a few hundred
+ * bytes per request. Answers are parsed with jansson, because a check has
+ * to look inside them.
+ */
+#include "workload.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#define QUERY_PK "q"          /* the query workload's item collection */
+#define QUERY_ITEMS 100       /* its items: sk 0..99 */
+#define QUERY_LIMIT 10
+#define YCSB_E_ITEMS 10       /* sk 0..9 under every key */
+#define HOT_KEY "hot"         /* update-counter's one item */
+#define FRESH_DIGITS 16       /* a fresh pad starts with a counter in hex */
+
+static const char *const kind_names[WORKLOAD_KIND_COUNT] = {
+	[WORKLOAD_PUT] = "put",
+	[WORKLOAD_GET] = "get",
+	[WORKLOAD_QUERY] = "query",
+	[WORKLOAD_UPDATE_COUNTER] = "update-counter",
+	[WORKLOAD_COUNTER] = "counter",
+	[WORKLOAD_YCSB_A] = "ycsb-a",
+	[WORKLOAD_YCSB_B] = "ycsb-b",
+	[WORKLOAD_YCSB_C] = "ycsb-c",
+	[WORKLOAD_YCSB_E] = "ycsb-e",
+};
+
+static const char *const op_names[WORKLOAD_OP_COUNT] = {
+	[WORKLOAD_OP_GET] = "GetItem",
+	[WORKLOAD_OP_PUT] = "PutItem",
+	[WORKLOAD_OP_UPDATE] = "UpdateItem",
+	[WORKLOAD_OP_QUERY] = "Query",
+};
+
+/* Throttling answers, by the text after '#' in __type. */
+static const char *const throttles[] = {
+	"ThrottlingException",
+	"ProvisionedThroughputExceededException",
+	"RequestLimitExceeded",
+};
+
+kv_err
+workload_parse(const char *name, workload_kind *kind)
+{
+	for (int k = 0; k < WORKLOAD_KIND_COUNT; k++) {
+		if (strcmp(name, kind_names[k]) == 0) {
+			*kind = (workload_kind) k;
+			return KV_OK;
+		}
+	}
+	return KV_EINVAL;
+}
+
+const char *
+workload_name(workload_kind kind)
+{
+	return kind < WORKLOAD_KIND_COUNT ? kind_names[kind] : "?";
+}
+
+const char *
+workload_op_name(workload_op op)
+{
+	return op < WORKLOAD_OP_COUNT ? op_names[op] : "?";
+}
+
+unsigned
+workload_ops(workload_kind kind)
+{
+	switch (kind) {
+	case WORKLOAD_PUT:
+		return 1u << WORKLOAD_OP_PUT;
+	case WORKLOAD_GET:
+	case WORKLOAD_YCSB_C:
+		return 1u << WORKLOAD_OP_GET;
+	case WORKLOAD_QUERY:
+		return 1u << WORKLOAD_OP_QUERY;
+	case WORKLOAD_UPDATE_COUNTER:
+	case WORKLOAD_COUNTER:
+		return 1u << WORKLOAD_OP_UPDATE;
+	case WORKLOAD_YCSB_A:
+	case WORKLOAD_YCSB_B:
+		return 1u << WORKLOAD_OP_GET | 1u << WORKLOAD_OP_UPDATE;
+	case WORKLOAD_YCSB_E:
+		return 1u << WORKLOAD_OP_QUERY | 1u << WORKLOAD_OP_PUT;
+	case WORKLOAD_KIND_COUNT:
+		break;
+	}
+	return 0;
+}
+
+bool
+workload_range_key(workload_kind kind)
+{
+	return kind == WORKLOAD_QUERY || kind == WORKLOAD_YCSB_E;
+}
+
+kv_err
+workload_init(workload *w, workload_kind kind, const char *table,
+    const char *prefix, size_t item_size, const zipf *keys, uint64_t seed,
+    bool check)
+{
+	memset(w, 0, sizeof(*w));
+	w->pad = malloc(item_size + 1);
+	if (w->pad == NULL)
+		return KV_ENOMEM;
+	memset(w->pad, 'x', item_size);
+	w->pad[item_size] = '\0';
+	w->kind = kind;
+	w->table = table;
+	w->prefix = prefix;
+	w->item_size = item_size;
+	w->keys = *keys;
+	w->check = check;
+	/* Two streams, so the mix does not shift which keys are drawn. */
+	zipf_rng_seed(&w->op_rng, seed);
+	zipf_rng_seed(&w->key_rng, seed ^ UINT64_C(0x6b65797374726561));
+	return KV_OK;
+}
+
+void
+workload_fini(workload *w)
+{
+	free(w->pad);
+	w->pad = NULL;
+}
+
+workload_op
+workload_pick(workload *w)
+{
+	double u;
+	switch (w->kind) {
+	case WORKLOAD_PUT:
+		return WORKLOAD_OP_PUT;
+	case WORKLOAD_GET:
+	case WORKLOAD_YCSB_C:
+		return WORKLOAD_OP_GET;
+	case WORKLOAD_QUERY:
+		return WORKLOAD_OP_QUERY;
+	case WORKLOAD_UPDATE_COUNTER:
+	case WORKLOAD_COUNTER:
+		return WORKLOAD_OP_UPDATE;
+	case WORKLOAD_YCSB_A:
+		u = zipf_rng_double(&w->op_rng);
+		return u < 0.5 ? WORKLOAD_OP_GET : WORKLOAD_OP_UPDATE;
+	case WORKLOAD_YCSB_B:
+		u = zipf_rng_double(&w->op_rng);
+		return u < 0.95 ? WORKLOAD_OP_GET : WORKLOAD_OP_UPDATE;
+	case WORKLOAD_YCSB_E:
+		u = zipf_rng_double(&w->op_rng);
+		return u < 0.95 ? WORKLOAD_OP_QUERY : WORKLOAD_OP_PUT;
+	case WORKLOAD_KIND_COUNT:
+		break;
+	}
+	return WORKLOAD_OP_GET;
+}
+
+/* Appends a pad whose first bytes are seq in hex, so each is new. */
+static kv_err
+fresh_pad(workload *w, http_buf *body)
+{
+	char head[FRESH_DIGITS + 1];
+	snprintf(head, sizeof(head), "%016" PRIx64, w->seq++);
+	size_t n = w->item_size < FRESH_DIGITS ? w->item_size : FRESH_DIGITS;
+	kv_err e = http_buf_append(body, head, n);
+	if (e != KV_OK)
+		return e;
+	return http_buf_append(body, w->pad + n, w->item_size - n);
+}
+
+static kv_err
+draw_key(workload *w, char *buf, size_t len)
+{
+	zipf_key k = zipf_draw(&w->keys, &w->key_rng);
+	return zipf_key_format(&k, w->prefix, buf, len);
+}
+
+kv_err
+workload_request(workload *w, workload_op op, workload_req *req,
+    http_buf *body)
+{
+	kv_err e;
+	req->op = op;
+	req->sk = -1;
+	req->limit = 0;
+	if (w->kind == WORKLOAD_UPDATE_COUNTER) {
+		snprintf(req->key, sizeof(req->key), "%s", HOT_KEY);
+	} else if (w->kind == WORKLOAD_QUERY) {
+		snprintf(req->key, sizeof(req->key), "%s", QUERY_PK);
+	} else if ((e = draw_key(w, req->key, sizeof(req->key))) != KV_OK) {
+		return e;
+	}
+	switch (op) {
+	case WORKLOAD_OP_GET:
+		return http_buf_printf(body,
+		    "{\"TableName\":\"%s\",\"Key\":{\"pk\":{\"S\":\"%s\"}}}",
+		    w->table, req->key);
+	case WORKLOAD_OP_PUT:
+		if (w->kind == WORKLOAD_YCSB_E) {
+			req->sk = YCSB_E_ITEMS + (int64_t) w->seq++;
+			return http_buf_printf(body,
+			    "{\"TableName\":\"%s\",\"Item\":{\"pk\":{\"S\":"
+			    "\"%s\"},\"sk\":{\"N\":\"%" PRId64 "\"},"
+			    "\"v\":{\"S\":\"%s\"}}}",
+			    w->table, req->key, req->sk, w->pad);
+		}
+		return http_buf_printf(body,
+		    "{\"TableName\":\"%s\",\"Item\":{\"pk\":{\"S\":\"%s\"},"
+		    "\"v\":{\"S\":\"%s\"}}}",
+		    w->table, req->key, w->pad);
+	case WORKLOAD_OP_UPDATE:
+		if (w->kind == WORKLOAD_UPDATE_COUNTER)
+			return http_buf_printf(body,
+			    "{\"TableName\":\"%s\",\"Key\":{\"pk\":{\"S\":"
+			    "\"%s\"}},\"UpdateExpression\":"
+			    "\"SET n = if_not_exists(n, :z) + :one\","
+			    "\"ExpressionAttributeValues\":{\":z\":{\"N\":"
+			    "\"0\"},\":one\":{\"N\":\"1\"}}}",
+			    w->table, req->key);
+		if (w->kind == WORKLOAD_COUNTER)
+			return http_buf_printf(body,
+			    "{\"TableName\":\"%s\",\"Key\":{\"pk\":{\"S\":"
+			    "\"%s\"}},\"UpdateExpression\":\"ADD n :one\","
+			    "\"ExpressionAttributeValues\":{\":one\":{\"N\":"
+			    "\"1\"}}}",
+			    w->table, req->key);
+		e = http_buf_printf(body,
+		    "{\"TableName\":\"%s\",\"Key\":{\"pk\":{\"S\":\"%s\"}},"
+		    "\"UpdateExpression\":\"SET v = :v\","
+		    "\"ExpressionAttributeValues\":{\":v\":{\"S\":\"",
+		    w->table, req->key);
+		if (e == KV_OK)
+			e = fresh_pad(w, body);
+		if (e == KV_OK)
+			e = http_buf_append(body, "\"}}}", 4);
+		return e;
+	case WORKLOAD_OP_QUERY:
+		if (w->kind == WORKLOAD_YCSB_E) {
+			req->sk = (int64_t) zipf_rng_below(&w->key_rng,
+			    YCSB_E_ITEMS);
+			req->limit = 1 + (int) zipf_rng_below(&w->key_rng, 10);
+			return http_buf_printf(body,
+			    "{\"TableName\":\"%s\",\"KeyConditionExpression\":"
+			    "\"pk = :p AND sk >= :s\","
+			    "\"ExpressionAttributeValues\":{\":p\":{\"S\":"
+			    "\"%s\"},\":s\":{\"N\":\"%" PRId64 "\"}},"
+			    "\"Limit\":%d}",
+			    w->table, req->key, req->sk, req->limit);
+		}
+		req->limit = QUERY_LIMIT;
+		return http_buf_printf(body,
+		    "{\"TableName\":\"%s\",\"KeyConditionExpression\":"
+		    "\"pk = :p\",\"ExpressionAttributeValues\":{\":p\":"
+		    "{\"S\":\"%s\"}},\"Limit\":%d}",
+		    w->table, req->key, req->limit);
+	case WORKLOAD_OP_COUNT:
+		break;
+	}
+	return KV_EINVAL;
+}
+
+static void
+verdict(workload_verdict *v, workload_outcome o, const char *type)
+{
+	v->outcome = o;
+	snprintf(v->type, sizeof(v->type), "%s", type);
+}
+
+void
+workload_classify(int status, const char *body, size_t len,
+    workload_verdict *v)
+{
+	v->type[0] = '\0';
+	v->message[0] = '\0';
+	if (status == 200) {
+		v->outcome = WORKLOAD_OK;
+		return;
+	}
+	json_t *j = json_loadb(body, len, 0, NULL);
+	const char *type = json_string_value(json_object_get(j, "__type"));
+	const char *msg = json_string_value(json_object_get(j, "message"));
+	if (msg == NULL)
+		msg = json_string_value(json_object_get(j, "Message"));
+	if (msg != NULL)
+		snprintf(v->message, sizeof(v->message), "%s", msg);
+	if (type == NULL) {
+		char t[32];
+		snprintf(t, sizeof(t), "HTTP%d", status);
+		verdict(v, WORKLOAD_ERROR, t);
+		json_decref(j);
+		return;
+	}
+	const char *hash = strrchr(type, '#');
+	const char *name = hash != NULL ? hash + 1 : type;
+	workload_outcome o = WORKLOAD_ERROR;
+	for (size_t i = 0; i < sizeof(throttles) / sizeof(throttles[0]); i++)
+		if (strcmp(name, throttles[i]) == 0)
+			o = WORKLOAD_THROTTLED;
+	verdict(v, o, name);
+	json_decref(j);
+}
+
+/* Whether item is an object whose pk is {"S": key}. */
+static bool
+item_has_key(json_t *item, const char *key)
+{
+	json_t *pk = json_object_get(item, "pk");
+	const char *s = json_string_value(json_object_get(pk, "S"));
+	return s != NULL && strcmp(s, key) == 0;
+}
+
+/* The sort key of item as an integer, or -1. */
+static long long
+item_sk(json_t *item)
+{
+	json_t *sk = json_object_get(item, "sk");
+	const char *n = json_string_value(json_object_get(sk, "N"));
+	if (n == NULL)
+		return -1;
+	char *end;
+	long long v = strtoll(n, &end, 10);
+	return *end == '\0' && end != n ? v : -1;
+}
+
+/* Checks a Query page against what was loaded; the reason, or NULL. */
+static const char *
+check_page(const workload *w, const workload_req *req, json_t *j)
+{
+	json_t *items = json_object_get(j, "Items");
+	json_t *count = json_object_get(j, "Count");
+	if (!json_is_array(items) || !json_is_integer(count))
+		return "BadShape";
+	long long n = json_integer_value(count);
+	if ((size_t) n != json_array_size(items))
+		return "BadPage";
+	long long lo = req->limit, hi = req->limit;
+	if (w->kind == WORKLOAD_YCSB_E) {
+		/* sk 0..9 were loaded, and puts only add sk >= 10. */
+		if (lo > YCSB_E_ITEMS - req->sk)
+			lo = YCSB_E_ITEMS - req->sk;
+	}
+	if (n < lo || n > hi)
+		return "BadPage";
+	long long prev = -1;
+	for (size_t i = 0; i < json_array_size(items); i++) {
+		json_t *item = json_array_get(items, i);
+		long long sk = item_sk(item);
+		if (!item_has_key(item, req->key) || sk < req->sk ||
+		    sk <= prev)
+			return "BadPage";
+		prev = sk;
+	}
+	return NULL;
+}
+
+void
+workload_check(const workload *w, const workload_req *req, int status,
+    const char *body, size_t len, workload_verdict *v)
+{
+	workload_classify(status, body, len, v);
+	if (status != 200 || !w->check)
+		return;
+	json_t *j = json_loadb(body, len, 0, NULL);
+	if (!json_is_object(j)) {
+		verdict(v, WORKLOAD_WRONG, "BadJson");
+		json_decref(j);
+		return;
+	}
+	const char *wrong = NULL;
+	switch (req->op) {
+	case WORKLOAD_OP_GET: {
+		json_t *item = json_object_get(j, "Item");
+		if (item == NULL)
+			wrong = "MissingItem";
+		else if (!json_is_object(item) ||
+		    !item_has_key(item, req->key))
+			wrong = "WrongItem";
+		break;
+	}
+	case WORKLOAD_OP_QUERY:
+		wrong = check_page(w, req, j);
+		break;
+	case WORKLOAD_OP_PUT:
+	case WORKLOAD_OP_UPDATE:
+	case WORKLOAD_OP_COUNT:
+		break;
+	}
+	if (wrong != NULL)
+		verdict(v, WORKLOAD_WRONG, wrong);
+	json_decref(j);
+}
+
+kv_err
+workload_create_table(const workload *w, http_buf *body)
+{
+	if (workload_range_key(w->kind))
+		return http_buf_printf(body,
+		    "{\"TableName\":\"%s\","
+		    "\"BillingMode\":\"PAY_PER_REQUEST\","
+		    "\"AttributeDefinitions\":["
+		    "{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},"
+		    "{\"AttributeName\":\"sk\",\"AttributeType\":\"N\"}],"
+		    "\"KeySchema\":["
+		    "{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},"
+		    "{\"AttributeName\":\"sk\",\"KeyType\":\"RANGE\"}]}",
+		    w->table);
+	return http_buf_printf(body,
+	    "{\"TableName\":\"%s\",\"BillingMode\":\"PAY_PER_REQUEST\","
+	    "\"AttributeDefinitions\":["
+	    "{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],"
+	    "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}]}",
+	    w->table);
+}
+
+kv_err
+workload_describe_table(const workload *w, http_buf *body)
+{
+	return http_buf_printf(body, "{\"TableName\":\"%s\"}", w->table);
+}
+
+/* The type ("S", "N", "B") AttributeDefinitions gives name, or "?". */
+static const char *
+attr_type(json_t *table, const char *name)
+{
+	json_t *defs = json_object_get(table, "AttributeDefinitions");
+	for (size_t i = 0; i < json_array_size(defs); i++) {
+		json_t *d = json_array_get(defs, i);
+		const char *n =
+		    json_string_value(json_object_get(d, "AttributeName"));
+		const char *t =
+		    json_string_value(json_object_get(d, "AttributeType"));
+		if (n != NULL && t != NULL && strcmp(n, name) == 0)
+			return t;
+	}
+	return "?";
+}
+
+kv_err
+workload_table_ready(const workload *w, const char *body, size_t len,
+    bool *active, char *why, size_t whylen)
+{
+	json_t *j = json_loadb(body, len, 0, NULL);
+	json_t *t = json_object_get(j, "Table");
+	const char *status =
+	    json_string_value(json_object_get(t, "TableStatus"));
+	json_t *schema = json_object_get(t, "KeySchema");
+	if (status == NULL || !json_is_array(schema)) {
+		json_decref(j);
+		return KV_PROTO;
+	}
+	*active = strcmp(status, "ACTIVE") == 0;
+	const char *hash = NULL, *range = NULL;
+	for (size_t i = 0; i < json_array_size(schema); i++) {
+		json_t *k = json_array_get(schema, i);
+		const char *n =
+		    json_string_value(json_object_get(k, "AttributeName"));
+		const char *kt =
+		    json_string_value(json_object_get(k, "KeyType"));
+		if (n == NULL || kt == NULL)
+			continue;
+		if (strcmp(kt, "HASH") == 0)
+			hash = n;
+		else if (strcmp(kt, "RANGE") == 0)
+			range = n;
+	}
+	char have[160];
+	snprintf(have, sizeof(have), "%s %s%s%s%s",
+	    hash != NULL ? hash : "?",
+	    hash != NULL ? attr_type(t, hash) : "",
+	    range != NULL ? ", " : "", range != NULL ? range : "",
+	    range != NULL ? " " : "");
+	if (range != NULL)
+		snprintf(have + strlen(have), sizeof(have) - strlen(have),
+		    "%s", attr_type(t, range));
+	bool want_range = workload_range_key(w->kind);
+	bool ok = hash != NULL && strcmp(hash, "pk") == 0 &&
+	    strcmp(attr_type(t, "pk"), "S") == 0 &&
+	    (want_range ? range != NULL && strcmp(range, "sk") == 0 &&
+	        strcmp(attr_type(t, "sk"), "N") == 0 :
+	                  range == NULL);
+	kv_err rv = KV_OK;
+	if (!ok) {
+		snprintf(why, whylen,
+		    "table %s has key schema (%s) but workload %s needs "
+		    "(pk S%s): use another --table", w->table, have,
+		    workload_name(w->kind), want_range ? ", sk N" : "");
+		rv = KV_EINVAL;
+	}
+	json_decref(j);
+	return rv;
+}
+
+/* Items under each key loaded (ycsb-e has 10 sort keys, others 1). */
+static uint64_t
+per_key(const workload *w)
+{
+	return w->kind == WORKLOAD_YCSB_E ? YCSB_E_ITEMS : 1;
+}
+
+/* Keys the data set has: every rank, rank 0 as its shards if sharded. */
+static uint64_t
+key_count(const workload *w)
+{
+	return w->keys.shard_hot > 0 ? w->keys.n - 1 + w->keys.shard_hot :
+	                               w->keys.n;
+}
+
+uint64_t
+workload_load_items(const workload *w)
+{
+	switch (w->kind) {
+	case WORKLOAD_GET:
+	case WORKLOAD_YCSB_A:
+	case WORKLOAD_YCSB_B:
+	case WORKLOAD_YCSB_C:
+	case WORKLOAD_YCSB_E:
+		return key_count(w) * per_key(w);
+	case WORKLOAD_QUERY:
+		return QUERY_ITEMS;
+	default:
+		return 0;
+	}
+}
+
+/* Appends item i of the data set as a PutRequest. */
+static kv_err
+load_item(const workload *w, uint64_t i, http_buf *body)
+{
+	if (w->kind == WORKLOAD_QUERY)
+		return http_buf_printf(body,
+		    "{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":\"%s\"},"
+		    "\"sk\":{\"N\":\"%" PRIu64 "\"},\"v\":{\"S\":\"%s\"}}}}",
+		    QUERY_PK, i, w->pad);
+	uint64_t k = i / per_key(w);
+	zipf_key key = { k, -1 };
+	if (w->keys.shard_hot > 0) {
+		if (k < w->keys.shard_hot)
+			key = (zipf_key) { 0, (int64_t) k };
+		else
+			key.rank = k - w->keys.shard_hot + 1;
+	}
+	char name[96];
+	kv_err e = zipf_key_format(&key, w->prefix, name, sizeof(name));
+	if (e != KV_OK)
+		return e;
+	if (w->kind == WORKLOAD_YCSB_E)
+		return http_buf_printf(body,
+		    "{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":\"%s\"},"
+		    "\"sk\":{\"N\":\"%" PRIu64 "\"},\"v\":{\"S\":\"%s\"}}}}",
+		    name, i % YCSB_E_ITEMS, w->pad);
+	return http_buf_printf(body,
+	    "{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":\"%s\"},"
+	    "\"v\":{\"S\":\"%s\"}}}}",
+	    name, w->pad);
+}
+
+kv_err
+workload_load_batch(const workload *w, uint64_t first, size_t n,
+    http_buf *body)
+{
+	kv_err e = http_buf_printf(body, "{\"RequestItems\":{\"%s\":[",
+	    w->table);
+	for (size_t i = 0; e == KV_OK && i < n; i++) {
+		if (i > 0)
+			e = http_buf_append(body, ",", 1);
+		if (e == KV_OK)
+			e = load_item(w, first + i, body);
+	}
+	if (e == KV_OK)
+		e = http_buf_append(body, "]}}", 3);
+	return e;
+}
+
+kv_err
+workload_unprocessed(const char *body, size_t len, http_buf *retry,
+    size_t *count)
+{
+	json_t *j = json_loadb(body, len, 0, NULL);
+	if (!json_is_object(j)) {
+		json_decref(j);
+		return KV_PROTO;
+	}
+	json_t *un = json_object_get(j, "UnprocessedItems");
+	*count = 0;
+	if (un == NULL) {
+		json_decref(j);
+		return KV_OK;
+	}
+	if (!json_is_object(un)) {
+		json_decref(j);
+		return KV_PROTO;
+	}
+	const char *table;
+	json_t *reqs;
+	json_object_foreach(un, table, reqs)
+		*count += json_array_size(reqs);
+	kv_err rv = KV_OK;
+	if (*count > 0) {
+		json_t *again = json_pack("{s:O}", "RequestItems", un);
+		char *s =
+		    again != NULL ? json_dumps(again, JSON_COMPACT) : NULL;
+		rv = s != NULL ? http_buf_append(retry, s, strlen(s)) :
+		                 KV_ENOMEM;
+		free(s);
+		json_decref(again);
+	}
+	json_decref(j);
+	return rv;
+}

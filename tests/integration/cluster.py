@@ -196,10 +196,14 @@ class Cluster:
         self.config = os.path.join(self.dir, "cluster.conf")
         lines = ["# written by tests/integration/cluster.py",
                  "partitions %d" % partitions] + list(settings)
+        # Each node also serves GET /metrics on a loopback port.
+        self.node_metrics = []
         for i in range(nodes):
-            lines.append("node ipc://%s %s" % (
+            mport = free_port()
+            self.node_metrics.append("http://127.0.0.1:%d/metrics" % mport)
+            lines.append("node ipc://%s %s 127.0.0.1:%d" % (
                 os.path.join(self.dir, "node%d.ipc" % i),
-                os.path.join(self.dir, "data", "node%d" % i)))
+                os.path.join(self.dir, "data", "node%d" % i), mport))
         lines.append("router 127.0.0.1:%d" % self.port)
         with open(self.config, "w") as f:
             f.write("\n".join(lines) + "\n")
@@ -368,9 +372,10 @@ class Cluster:
     def status(self):
         return parse_status(self.admin("status", check=False))
 
-    def metrics(self):
-        """The router's GET /metrics as {(name, frozenset(labels)): value}."""
-        with urllib.request.urlopen(self.endpoint + "/metrics",
+    def metrics(self, url=None):
+        """GET /metrics of the router (or of url, e.g. one of
+        self.node_metrics) as {(name, frozenset(labels)): value}."""
+        with urllib.request.urlopen(url or self.endpoint + "/metrics",
                                     timeout=10) as r:
             text = r.read().decode()
         out = {}

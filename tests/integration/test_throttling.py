@@ -429,3 +429,37 @@ def test_batches_return_throttled_items_unprocessed(cluster, unique):
     keys_back = [k["pk"]["S"] for k in out["UnprocessedKeys"].get(
         name, {}).get("Keys", [])]
     assert keys_back == hot_keys[:1], out
+
+
+def test_nodes_serve_metrics_and_status_shows_partitions(cluster, unique):
+    ddb = cluster.client()
+    name = "thr-vis-" + unique
+    parts = create(cluster, ddb, name)
+    table_id = cluster.status()["tables"][name]["id"]
+    ddb.put_item(TableName=name, Item={"pk": {"S": "v"}})
+    owner = [p for p in parts if p["part"] == part_of(parts, "v")][0]
+    m = cluster.metrics(cluster.node_metrics[owner["node"]])
+    labels = frozenset({("table_id", str(table_id)),
+                        ("partition", str(owner["part"])),
+                        ("node", str(owner["node"]))})
+    assert m[("kv_partition_consumed_write_units_total", labels)] == 1.0
+    assert m[("kv_partition_write_ceiling_units", labels)] == WCU
+    assert m[("kv_partition_read_ceiling_units", labels)] == RCU
+    assert m[("kv_partition_items", labels)] == 1
+    # Each node shows only its own partitions.
+    for i, url in enumerate(cluster.node_metrics):
+        for (fam, lab), _ in cluster.metrics(url).items():
+            if fam.startswith("kv_partition_"):
+                assert dict(lab)["node"] == str(i)
+    # The router counts answers by operation.
+    r = cluster.metrics()
+    assert r[("kv_router_requests_total",
+              frozenset({("op", "PutItem")}))] >= 1
+
+    out = cluster.admin("status", "--partitions", "--once")
+    rows = [line.split() for line in out.splitlines()
+            if line.startswith(name[:20])]
+    assert len(rows) == 4, out
+    for row in rows:
+        # table part node RCU/s WCU/s thr-r/s thr-w/s ceil-r ceil-w ...
+        assert (float(row[7]), float(row[8])) == (RCU, WCU), row

@@ -1,6 +1,6 @@
 /*
  * main.c — kv-node: wires a store, the partition map, the catalog (node 0)
- * and the nng server together, then waits for SIGINT or SIGTERM.
+ * and the request server together, then waits for SIGINT or SIGTERM.
  *
  *   kv-node --config FILE --index I [--sync] [--partition-rcu N]
  *           [--partition-wcu N] [--burst-seconds N] [--no-capacity]
@@ -21,6 +21,9 @@
 #include "node.h"
 #include "server.h"
 #include "throttle.h"
+
+/* Request-serving threads: a slow request (a 1 MB page) holds one. */
+#define SERVER_THREADS 4
 
 static volatile sig_atomic_t stopping;
 
@@ -151,7 +154,7 @@ main(int argc, char **argv)
 		    kv_err_name(rv));
 		goto out;
 	}
-	if (server_open(&n, me->url, 64, &srv) != KV_OK)
+	if (server_open(&n, me->url, SERVER_THREADS, &srv) != KV_OK)
 		goto out;
 	if (me->metrics_host[0] != '\0' && metrics_http_open(&n,
 	    me->metrics_host, me->metrics_port, &mh) != KV_OK) {

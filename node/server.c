@@ -1,133 +1,354 @@
 /*
- * server.c — nng rep server with asynchronous contexts (see server.h).
+ * server.c — the node's request server (see server.h).
  *
- * Each context loops: receive a request, unpack it, dispatch it, pack the
- * response into the same nng message, send, receive again. The callbacks
- * run on nng's task threads; a verb never waits on another node from here
- * (the catalog worker does that on its own thread), so no context can wait
- * on itself. Messages above RPC_MAX_MESSAGE are refused by nng before they
- * are read whole.
+ * Framing is rpc.c's: a 4-byte little-endian length, then a packed
+ * request; the reply goes back the same way on the same connection. A
+ * client runs one call at a time per connection, so a connection has at
+ * most one request being served.
+ *
+ * Threads: `threads` workers wait on one epoll set. Every connection is
+ * registered EPOLLONESHOT, so exactly one worker handles it at a time: it
+ * reads what has arrived, serves every complete request (node_dispatch,
+ * inline on this thread), writes the replies, and re-arms the connection.
+ * A request therefore costs one wake-up on this side, and no hand-off
+ * between threads. A verb never waits on another node from here (the
+ * catalog worker does that on its own thread), so no worker can wait on
+ * itself. A frame longer than RPC_MAX_MESSAGE closes the connection.
+ *
+ * Locking rule: a connection's state belongs to the worker that took its
+ * event until it re-arms it; the listening socket and the wake-up pipe are
+ * shared and only read. server_close sets `stop`, wakes every worker
+ * through the pipe and joins them before closing anything.
  */
+#define _GNU_SOURCE
 #include "server.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <unistd.h>
 
-#include <nng/nng.h>
-#include <nng/protocol/reqrep0/rep.h>
+#include "rpc.h"
 
-typedef enum { WORK_RECV, WORK_SEND } work_state;
+#define MAX_THREADS 16
+#define WRITE_TIMEOUT_MS 10000 /* a client that stops reading is dropped */
 
-typedef struct work {
-	node *n;
-	nng_aio *aio;
-	nng_ctx ctx;
-	work_state state;
-} work;
+typedef struct sconn {
+	int fd;
+	uint8_t *buf; /* bytes read and not yet served */
+	size_t len, cap;
+} sconn;
 
 struct server {
-	nng_socket sock;
-	work *w;
-	int n_work;
+	node *n;
+	int lfd, ep;
+	int wake[2];   /* a pipe: readable when the server stops */
+	atomic_bool stop;
+	pthread_t th[MAX_THREADS];
+	int n_th;
+	char path[108]; /* the Unix socket's file, unlinked at close */
+	/* Every open connection, to free them at close; guarded by mu. */
+	pthread_mutex_t mu;
+	sconn **conns;
+	size_t n_conns, cap_conns;
 };
 
-/* Serves one request message; the reply replaces its body. */
 static void
-serve(node *n, nng_msg *msg)
+conn_forget(server *s, sconn *c)
+{
+	pthread_mutex_lock(&s->mu);
+	for (size_t i = 0; i < s->n_conns; i++) {
+		if (s->conns[i] == c) {
+			s->conns[i] = s->conns[--s->n_conns];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&s->mu);
+	close(c->fd);
+	free(c->buf);
+	free(c);
+}
+
+static bool
+write_all(int fd, const uint8_t *p, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+		if (n > 0) {
+			p += n;
+			len -= (size_t) n;
+		} else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+			struct pollfd pf = { .fd = fd, .events = POLLOUT };
+			if (poll(&pf, 1, WRITE_TIMEOUT_MS) <= 0)
+				return false;
+		} else {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Serves one request frame body; writes the reply. False: drop. */
+static bool
+serve(server *s, int fd, const uint8_t *msg, size_t len)
 {
 	arena a;
 	rpc_request req;
 	rpc_response resp;
 	uint8_t *out = NULL;
-	size_t len = 0;
+	size_t olen = 0;
 
 	arena_init(&a);
 	memset(&resp, 0, sizeof(resp));
-	kv_err rv = wire_unpack_request(nng_msg_body(msg), nng_msg_len(msg),
-	    &a, &req);
+	memset(&req, 0, sizeof(req));
+	kv_err rv = wire_unpack_request(msg, len, &a, &req);
 	if (rv == KV_OK)
-		node_dispatch(n, &req, &a, &resp);
+		node_dispatch(s->n, &req, &a, &resp);
 	else
 		resp.code = rv;
-	if (wire_pack_response(&resp, &out, &len) != KV_OK) {
+	if (wire_pack_response(&resp, &out, &olen) != KV_OK) {
 		wire_response_fini(&resp);
 		memset(&resp, 0, sizeof(resp));
 		resp.code = KV_ENOMEM;
-		if (wire_pack_response(&resp, &out, &len) != KV_OK)
-			len = 0;
+		if (wire_pack_response(&resp, &out, &olen) != KV_OK)
+			olen = 0;
 	}
-	nng_msg_clear(msg);
-	if (len > 0 && nng_msg_append(msg, out, len) != 0)
-		nng_msg_clear(msg);
-	free(out);
 	wire_response_fini(&resp);
 	wire_request_fini(&req);
 	arena_fini(&a);
+	bool ok = false;
+	uint8_t *frame = out != NULL ? realloc(out, olen + 4) : NULL;
+	if (frame != NULL) {
+		memmove(frame + 4, frame, olen);
+		for (int i = 0; i < 4; i++)
+			frame[i] = (uint8_t) (olen >> (8 * i));
+		ok = write_all(fd, frame, olen + 4);
+		free(frame);
+	} else {
+		free(out);
+	}
+	return ok;
+}
+
+/*
+ * Reads what has arrived and serves every complete request. Returns false
+ * when the connection is done (closed by the peer, broken, oversized).
+ */
+static bool
+on_readable(server *s, sconn *c)
+{
+	for (;;) {
+		if (c->cap - c->len < 65536) {
+			size_t cap = c->cap == 0 ? 65536 : c->cap * 2;
+			uint8_t *nb = realloc(c->buf, cap);
+			if (nb == NULL)
+				return false;
+			c->buf = nb;
+			c->cap = cap;
+		}
+		ssize_t n = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
+		if (n == 0)
+			return false;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EAGAIN;
+		}
+		c->len += (size_t) n;
+		size_t off = 0;
+		while (c->len - off >= 4) {
+			const uint8_t *h = c->buf + off;
+			uint32_t flen = (uint32_t) h[0] | (uint32_t) h[1] << 8 |
+			    (uint32_t) h[2] << 16 | (uint32_t) h[3] << 24;
+			if (flen > RPC_MAX_MESSAGE)
+				return false;
+			if (c->len - off - 4 < flen)
+				break;
+			if (!serve(s, c->fd, h + 4, flen))
+				return false;
+			off += 4 + (size_t) flen;
+		}
+		if (off > 0) {
+			memmove(c->buf, c->buf + off, c->len - off);
+			c->len -= off;
+		}
+		/* Keep a big buffer only while a big request is arriving. */
+		if (c->len == 0 && c->cap > 1024 * 1024) {
+			free(c->buf);
+			c->buf = NULL;
+			c->cap = 0;
+		}
+	}
 }
 
 static void
-work_cb(void *arg)
+on_accept(server *s)
 {
-	work *w = arg;
-	int e = nng_aio_result(w->aio);
-
-	switch (w->state) {
-	case WORK_RECV:
-		if (e == NNG_ECLOSED || e == NNG_ECANCELED)
+	for (;;) {
+		int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK |
+		    SOCK_CLOEXEC);
+		if (fd < 0)
 			return;
-		if (e != 0)
-			break;
-		nng_msg *msg = nng_aio_get_msg(w->aio);
-		serve(w->n, msg);
-		nng_aio_set_msg(w->aio, msg);
-		w->state = WORK_SEND;
-		nng_ctx_send(w->ctx, w->aio);
-		return;
-	case WORK_SEND:
-		if (e != 0)
-			nng_msg_free(nng_aio_get_msg(w->aio));
-		if (e == NNG_ECLOSED || e == NNG_ECANCELED)
-			return;
-		break;
+		int one = 1;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		sconn *c = calloc(1, sizeof(*c));
+		if (c == NULL) {
+			close(fd);
+			continue;
+		}
+		c->fd = fd;
+		pthread_mutex_lock(&s->mu);
+		if (s->n_conns == s->cap_conns) {
+			size_t cap = s->cap_conns == 0 ? 64 : s->cap_conns * 2;
+			sconn **nc = realloc(s->conns, cap * sizeof(*nc));
+			if (nc == NULL) {
+				pthread_mutex_unlock(&s->mu);
+				close(fd);
+				free(c);
+				continue;
+			}
+			s->conns = nc;
+			s->cap_conns = cap;
+		}
+		s->conns[s->n_conns++] = c;
+		pthread_mutex_unlock(&s->mu);
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT |
+			EPOLLRDHUP, .data.ptr = c };
+		if (epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &ev) != 0)
+			conn_forget(s, c);
 	}
-	w->state = WORK_RECV;
-	nng_ctx_recv(w->ctx, w->aio);
+}
+
+static void *
+worker(void *arg)
+{
+	server *s = arg;
+	struct epoll_event evs[16];
+
+	while (!atomic_load(&s->stop)) {
+		int n = epoll_wait(s->ep, evs, 16, -1);
+		for (int i = 0; i < n; i++) {
+			void *p = evs[i].data.ptr;
+			if (p == (void *) s) {
+				on_accept(s);
+				struct epoll_event ev = { .events = EPOLLIN |
+					EPOLLONESHOT, .data.ptr = s };
+				epoll_ctl(s->ep, EPOLL_CTL_MOD, s->lfd, &ev);
+				continue;
+			}
+			if (p == (void *) &s->wake)
+				return NULL; /* stopping: left readable for all */
+			sconn *c = p;
+			if (!on_readable(s, c)) {
+				epoll_ctl(s->ep, EPOLL_CTL_DEL, c->fd, NULL);
+				conn_forget(s, c);
+				continue;
+			}
+			struct epoll_event ev = { .events = EPOLLIN |
+				EPOLLONESHOT | EPOLLRDHUP, .data.ptr = c };
+			epoll_ctl(s->ep, EPOLL_CTL_MOD, c->fd, &ev);
+		}
+	}
+	return NULL;
+}
+
+/* Binds and listens on url; -1 (with a message) when it cannot. */
+static int
+listen_on(server *s, const char *url)
+{
+	struct sockaddr_storage sa;
+	socklen_t len;
+	if (rpc_parse_url(url, &sa, &len) != KV_OK) {
+		fprintf(stderr, "kv-node: bad URL %s\n", url);
+		return -1;
+	}
+	int fd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (sa.ss_family == AF_UNIX) {
+		/*
+		 * A socket file left by a node that died is in the way; one a
+		 * running node still listens on must not be taken over.
+		 */
+		const char *path = ((struct sockaddr_un *) &sa)->sun_path;
+		int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (probe >= 0 && connect(probe, (struct sockaddr *) &sa,
+		    len) == 0) {
+			close(probe);
+			close(fd);
+			fprintf(stderr, "kv-node: %s is in use by another "
+			    "process\n", url);
+			return -1;
+		}
+		if (probe >= 0)
+			close(probe);
+		unlink(path);
+		snprintf(s->path, sizeof(s->path), "%s", path);
+	} else {
+		int one = 1;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	}
+	if (bind(fd, (struct sockaddr *) &sa, len) != 0 ||
+	    listen(fd, 512) != 0) {
+		fprintf(stderr, "kv-node: cannot listen on %s: %s\n", url,
+		    strerror(errno));
+		close(fd);
+		s->path[0] = '\0';
+		return -1;
+	}
+	return fd;
 }
 
 kv_err
-server_open(node *n, const char *url, int contexts, server **out)
+server_open(node *n, const char *url, int threads, server **out)
 {
 	server *s = calloc(1, sizeof(*s));
-	int e;
 	if (s == NULL)
 		return KV_ENOMEM;
-	s->w = calloc((size_t) contexts, sizeof(work));
-	if (s->w == NULL || nng_rep0_open(&s->sock) != 0) {
-		free(s->w);
-		free(s);
-		return KV_ENOMEM;
-	}
-	nng_socket_set_size(s->sock, NNG_OPT_RECVMAXSZ, RPC_MAX_MESSAGE);
-	for (int i = 0; i < contexts; i++) {
-		work *w = &s->w[i];
-		w->n = n;
-		if (nng_aio_alloc(&w->aio, work_cb, w) != 0 ||
-		    nng_ctx_open(&w->ctx, s->sock) != 0) {
-			server_close(s);
-			return KV_ENOMEM;
-		}
-		s->n_work = i + 1;
-	}
-	if ((e = nng_listen(s->sock, url, NULL, 0)) != 0) {
-		fprintf(stderr, "kv-node: cannot listen on %s: %s\n", url,
-		    nng_strerror(e));
+	s->n = n;
+	s->wake[0] = s->wake[1] = -1;
+	atomic_init(&s->stop, false);
+	pthread_mutex_init(&s->mu, NULL);
+	if (threads < 1)
+		threads = 1;
+	if (threads > MAX_THREADS)
+		threads = MAX_THREADS;
+	s->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (s->ep < 0 || pipe2(s->wake, O_CLOEXEC) != 0) {
 		server_close(s);
 		return KV_IO;
 	}
-	for (int i = 0; i < s->n_work; i++) {
-		s->w[i].state = WORK_RECV;
-		nng_ctx_recv(s->w[i].ctx, s->w[i].aio);
+	if ((s->lfd = listen_on(s, url)) < 0) {
+		server_close(s);
+		return KV_IO;
+	}
+	struct epoll_event lev = { .events = EPOLLIN | EPOLLONESHOT,
+		.data.ptr = s };
+	struct epoll_event wev = { .events = EPOLLIN, .data.ptr = &s->wake };
+	if (epoll_ctl(s->ep, EPOLL_CTL_ADD, s->lfd, &lev) != 0 ||
+	    epoll_ctl(s->ep, EPOLL_CTL_ADD, s->wake[0], &wev) != 0) {
+		server_close(s);
+		return KV_IO;
+	}
+	for (int i = 0; i < threads; i++) {
+		if (pthread_create(&s->th[i], NULL, worker, s) != 0)
+			break;
+		s->n_th++;
+	}
+	if (s->n_th == 0) {
+		server_close(s);
+		return KV_ENOMEM;
 	}
 	*out = s;
 	return KV_OK;
@@ -138,13 +359,26 @@ server_close(server *s)
 {
 	if (s == NULL)
 		return;
-	for (int i = 0; i < s->n_work; i++)
-		nng_aio_stop(s->w[i].aio);
-	nng_close(s->sock);
-	for (int i = 0; i < s->n_work; i++) {
-		nng_ctx_close(s->w[i].ctx);
-		nng_aio_free(s->w[i].aio);
+	atomic_store(&s->stop, true);
+	if (s->wake[1] >= 0 && write(s->wake[1], "x", 1) < 0)
+		perror("kv-node: waking the server");
+	for (int i = 0; i < s->n_th; i++)
+		pthread_join(s->th[i], NULL);
+	if (s->lfd > 0)
+		close(s->lfd);
+	if (s->path[0] != '\0')
+		unlink(s->path);
+	for (size_t i = 0; i < s->n_conns; i++) {
+		close(s->conns[i]->fd);
+		free(s->conns[i]->buf);
+		free(s->conns[i]);
 	}
-	free(s->w);
+	free(s->conns);
+	if (s->ep >= 0)
+		close(s->ep);
+	for (int i = 0; i < 2; i++)
+		if (s->wake[i] >= 0)
+			close(s->wake[i]);
+	pthread_mutex_destroy(&s->mu);
 	free(s);
 }

@@ -1,6 +1,7 @@
 /*
- * server.h — the node's nng server: a rep socket bound to the node's URL
- * from the cluster file, served by a fixed set of asynchronous contexts.
+ * server.h — the node's request server: a listening socket on the node's
+ * URL from the cluster file (ipc:// or tcp://, see proto/rpc.h), served by
+ * a few threads sharing one epoll set.
  */
 #ifndef KV_SERVER_H
 #define KV_SERVER_H
@@ -11,11 +12,12 @@
 typedef struct server server;
 
 /*
- * server_open listens on url and starts `contexts` concurrent request
- * contexts that feed node_dispatch. Returns KV_OK with an owned server in
- * *out (free with server_close()), or KV_IO when url cannot be bound.
+ * server_open listens on url and starts `threads` threads that read
+ * requests, feed node_dispatch and write the replies. Returns KV_OK with
+ * an owned server in *out (free with server_close()), or KV_IO when url
+ * cannot be bound.
  */
-kv_err server_open(node *n, const char *url, int contexts, server **out);
+kv_err server_open(node *n, const char *url, int threads, server **out);
 
 /* server_close stops accepting, waits for running requests; accepts NULL. */
 void server_close(server *s);

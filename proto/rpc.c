@@ -1,45 +1,94 @@
 /*
- * rpc.c — the nng client side of router<->node calls (see rpc.h).
+ * rpc.c — the client side of router<->node calls (see rpc.h), on plain
+ * stream sockets: Unix-domain for ipc://PATH, TCP for tcp://HOST:PORT.
  *
- * Connection state is tracked with pipe notifications: `pipes` counts the
- * live connections of the socket (0 or 1, one dialer) and `ever` says
- * whether there was one. They are atomics because nng calls the notifier
- * from its own threads.
+ * Framing: every message is a 4-byte little-endian length followed by that
+ * many bytes of a packed kv.proto message (wire.h). One call at a time
+ * runs on a connection: the caller writes its request and reads the reply
+ * on the same blocking socket, so the only thread the kernel wakes for the
+ * reply is the caller itself (docs/design-notes.md, "The node transport",
+ * says why this replaced nng).
+ *
+ * Connections are pooled per client: a call takes an idle one (or opens a
+ * new one) and gives it back after a complete reply. A connection that
+ * failed in any way is closed, never reused, so a late reply can never be
+ * read as the answer to another request. Before an idle connection is
+ * reused it is polled: one the node closed meanwhile (it restarted) shows
+ * as readable at end-of-file and is dropped instead.
+ *
+ * Locking rule: rpc_client.mu guards the idle list; nothing else is shared
+ * between calls. A call holds no lock while it does I/O.
  */
 #include "rpc.h"
 
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <time.h>
+#include <unistd.h>
 
-#include <nng/nng.h>
-#include <nng/protocol/reqrep0/req.h>
-#include <nng/supplemental/util/platform.h>
+#define MAX_IDLE 256 /* idle connections kept per node */
 
 struct rpc_client {
-	nng_socket sock;
-	atomic_int pipes;
-	atomic_bool ever;       /* connected at least once */
+	struct sockaddr_storage addr;
+	socklen_t addr_len;
+	pthread_mutex_t mu;
+	int idle[MAX_IDLE]; /* guarded by mu */
+	int n_idle;
+	atomic_bool ever;   /* connected at least once */
+	atomic_bool up;     /* the last attempt to connect succeeded */
 	struct timespec opened;
 };
 
-static void
-pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
+static int64_t
+now_ms(void)
 {
-	rpc_client *c = arg;
-	/*
-	 * nng reports REM_POST for every pipe that saw ADD_PRE, also for one
-	 * closed before it was added (ADD_POST never came): count from
-	 * ADD_PRE, or a connection that fails half-way leaves the count one
-	 * too low and the node looking dead for good.
-	 */
-	if (ev == NNG_PIPE_EV_ADD_PRE)
-		atomic_fetch_add(&c->pipes, 1);
-	else if (ev == NNG_PIPE_EV_ADD_POST)
-		atomic_store(&c->ever, true);
-	else if (ev == NNG_PIPE_EV_REM_POST)
-		atomic_fetch_sub(&c->pipes, 1);
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t) t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+kv_err
+rpc_parse_url(const char *url, struct sockaddr_storage *sa, socklen_t *len)
+{
+	memset(sa, 0, sizeof(*sa));
+	if (strncmp(url, "ipc://", 6) == 0) {
+		struct sockaddr_un *un = (struct sockaddr_un *) sa;
+		const char *path = url + 6;
+		if (*path == '\0' || strlen(path) >= sizeof(un->sun_path))
+			return KV_EINVAL;
+		un->sun_family = AF_UNIX;
+		strcpy(un->sun_path, path);
+		*len = (socklen_t) sizeof(*un);
+		return KV_OK;
+	}
+	if (strncmp(url, "tcp://", 6) == 0) {
+		char host[256];
+		const char *hp = url + 6, *colon = strrchr(hp, ':');
+		if (colon == NULL || colon == hp ||
+		    (size_t) (colon - hp) >= sizeof(host))
+			return KV_EINVAL;
+		memcpy(host, hp, (size_t) (colon - hp));
+		host[colon - hp] = '\0';
+		struct addrinfo hints = { .ai_family = AF_INET,
+			.ai_socktype = SOCK_STREAM }, *ai;
+		if (getaddrinfo(host, colon + 1, &hints, &ai) != 0)
+			return KV_EINVAL;
+		memcpy(sa, ai->ai_addr, ai->ai_addrlen);
+		*len = ai->ai_addrlen;
+		freeaddrinfo(ai);
+		return KV_OK;
+	}
+	return KV_EINVAL;
 }
 
 kv_err
@@ -48,26 +97,14 @@ rpc_client_open(const char *url, rpc_client **out)
 	rpc_client *c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return KV_ENOMEM;
-	atomic_init(&c->pipes, 0);
-	atomic_init(&c->ever, false);
-	clock_gettime(CLOCK_MONOTONIC, &c->opened);
-	if (nng_req0_open(&c->sock) != 0) {
-		free(c);
-		return KV_ENOMEM;
-	}
-	nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME,
-	    NNG_DURATION_INFINITE);
-	nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, RPC_MAX_MESSAGE);
-	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, 20);
-	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 250);
-	nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_PRE, pipe_event, c);
-	nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_POST, pipe_event, c);
-	nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, pipe_event, c);
-	if (nng_dial(c->sock, url, NULL, NNG_FLAG_NONBLOCK) != 0) {
-		nng_close(c->sock);
+	if (rpc_parse_url(url, &c->addr, &c->addr_len) != KV_OK) {
 		free(c);
 		return KV_EINVAL;
 	}
+	pthread_mutex_init(&c->mu, NULL);
+	atomic_init(&c->ever, false);
+	atomic_init(&c->up, false);
+	clock_gettime(CLOCK_MONOTONIC, &c->opened);
 	*out = c;
 	return KV_OK;
 }
@@ -77,108 +114,212 @@ rpc_client_close(rpc_client *c)
 {
 	if (c == NULL)
 		return;
-	nng_close(c->sock);
+	for (int i = 0; i < c->n_idle; i++)
+		close(c->idle[i]);
+	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
 
 bool
 rpc_client_connected(rpc_client *c)
 {
-	return atomic_load(&c->pipes) > 0;
+	return atomic_load(&c->up);
 }
 
-static long
-ms_since(const struct timespec *t)
+/* Waits until fd is ready for ev or the deadline passes (false). */
+static bool
+wait_fd(int fd, short ev, int64_t deadline)
 {
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - t->tv_sec) * 1000 +
-	    (now.tv_nsec - t->tv_nsec) / 1000000;
+	for (;;) {
+		int64_t left = deadline - now_ms();
+		if (left <= 0)
+			return false;
+		struct pollfd p = { .fd = fd, .events = ev };
+		int n = poll(&p, 1, (int) left);
+		if (n > 0)
+			return true;
+		if (n < 0 && errno != EINTR)
+			return false;
+	}
+}
+
+/* One connection attempt; -1 when the node does not take it. */
+static int
+dial(rpc_client *c, int64_t deadline)
+{
+	int fd = socket(c->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC |
+	    SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *) &c->addr, c->addr_len) != 0) {
+		int err = 0;
+		socklen_t el = sizeof(err);
+		if (errno != EINPROGRESS || !wait_fd(fd, POLLOUT, deadline) ||
+		    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0 ||
+		    err != 0) {
+			close(fd);
+			return -1;
+		}
+	}
+	if (c->addr.ss_family == AF_INET) {
+		int one = 1;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	}
+	return fd;
 }
 
 /*
- * A client that was just opened, or whose node just restarted, may not be
- * connected yet: give it a short while before calling the node dead.
+ * Takes an idle connection or opens one. A client that never connected
+ * and is young (its process just started; the node may be starting too)
+ * keeps trying until the deadline; otherwise a refused connection means
+ * the node is down, apart from a short window for a restart.
  */
-static bool
-wait_connected(rpc_client *c, int budget_ms)
+static int
+take(rpc_client *c, int64_t deadline)
 {
-	struct timespec start;
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	while (!rpc_client_connected(c)) {
-		if (ms_since(&start) >= budget_ms)
+	pthread_mutex_lock(&c->mu);
+	while (c->n_idle > 0) {
+		int fd = c->idle[--c->n_idle];
+		pthread_mutex_unlock(&c->mu);
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		if (poll(&p, 1, 0) == 0)
+			return fd; /* nothing pending: still open */
+		close(fd);     /* end-of-file: the node closed it */
+		pthread_mutex_lock(&c->mu);
+	}
+	pthread_mutex_unlock(&c->mu);
+
+	bool young = !atomic_load(&c->ever) &&
+	    now_ms() - ((int64_t) c->opened.tv_sec * 1000 +
+	    c->opened.tv_nsec / 1000000) < 3000;
+	int64_t until = young ? deadline : now_ms() + 150;
+	if (until > deadline)
+		until = deadline;
+	for (;;) {
+		int fd = dial(c, deadline);
+		if (fd >= 0) {
+			atomic_store(&c->up, true);
+			atomic_store(&c->ever, true);
+			return fd;
+		}
+		atomic_store(&c->up, false);
+		if (now_ms() >= until)
+			return -1;
+		usleep(5000);
+	}
+}
+
+static void
+give_back(rpc_client *c, int fd)
+{
+	pthread_mutex_lock(&c->mu);
+	if (c->n_idle < MAX_IDLE) {
+		c->idle[c->n_idle++] = fd;
+		fd = -1;
+	}
+	pthread_mutex_unlock(&c->mu);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Writes all of buf; false on an error or past the deadline. */
+static bool
+write_all(int fd, const uint8_t *buf, size_t len, int64_t deadline)
+{
+	while (len > 0) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+		if (n > 0) {
+			buf += n;
+			len -= (size_t) n;
+		} else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+			if (!wait_fd(fd, POLLOUT, deadline))
+				return false;
+		} else {
 			return false;
-		nng_msleep(5);
+		}
 	}
 	return true;
+}
+
+/*
+ * Reads exactly len bytes. Returns KV_OK, KV_TIMEDOUT past the deadline,
+ * or KV_UNAVAILABLE when the connection broke (the node went away).
+ */
+static kv_err
+read_all(int fd, uint8_t *buf, size_t len, int64_t deadline)
+{
+	while (len > 0) {
+		ssize_t n = recv(fd, buf, len, 0);
+		if (n > 0) {
+			buf += n;
+			len -= (size_t) n;
+		} else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+			if (!wait_fd(fd, POLLIN, deadline))
+				return now_ms() >= deadline ? KV_TIMEDOUT :
+				    KV_UNAVAILABLE;
+		} else {
+			return KV_UNAVAILABLE;
+		}
+	}
+	return KV_OK;
 }
 
 kv_err
 rpc_call(rpc_client *c, const rpc_request *req, arena *a,
     rpc_response *resp, int timeout_ms)
 {
-	uint8_t *buf = NULL;
+	uint8_t *body = NULL, hdr[4];
 	size_t len = 0;
-	nng_ctx ctx;
-	nng_aio *aio;
-	nng_msg *msg = NULL;
+	int64_t deadline = now_ms() + timeout_ms;
 	kv_err rv;
-	int e;
 
 	memset(resp, 0, sizeof(*resp));
-	/*
-	 * A client that never connected and is young (its process just
-	 * started, the node may be starting too) gets its whole deadline to
-	 * connect; otherwise a missing connection means the node is down,
-	 * apart from a short reconnection window.
-	 */
-	int grace = !atomic_load(&c->ever) && ms_since(&c->opened) < 3000 ?
-	    timeout_ms : 150;
-	if (!wait_connected(c, grace < timeout_ms ? grace : timeout_ms))
+	int fd = take(c, deadline);
+	if (fd < 0)
 		return KV_UNAVAILABLE;
-	if ((rv = wire_pack_request(req, &buf, &len)) != KV_OK)
+	if ((rv = wire_pack_request(req, &body, &len)) != KV_OK) {
+		give_back(c, fd);
 		return rv;
-	if (nng_msg_alloc(&msg, 0) != 0 ||
-	    nng_msg_append(msg, buf, len) != 0) {
+	}
+	/* The frame: length, then the message, in one buffer. */
+	uint8_t *frame = malloc(len + 4);
+	if (frame == NULL) {
+		free(body);
+		give_back(c, fd);
+		return KV_ENOMEM;
+	}
+	for (int i = 0; i < 4; i++)
+		frame[i] = (uint8_t) (len >> (8 * i));
+	memcpy(frame + 4, body, len);
+	free(body);
+	bool sent = write_all(fd, frame, len + 4, deadline);
+	free(frame);
+	if (!sent) {
+		close(fd);
+		return now_ms() >= deadline ? KV_TIMEDOUT : KV_UNAVAILABLE;
+	}
+	if ((rv = read_all(fd, hdr, 4, deadline)) != KV_OK) {
+		close(fd);
+		return rv;
+	}
+	uint32_t n = (uint32_t) hdr[0] | (uint32_t) hdr[1] << 8 |
+	    (uint32_t) hdr[2] << 16 | (uint32_t) hdr[3] << 24;
+	if (n > RPC_MAX_MESSAGE) {
+		close(fd);
+		return KV_PROTO;
+	}
+	uint8_t *buf = malloc(n > 0 ? n : 1);
+	if (buf == NULL) {
+		close(fd);
+		return KV_ENOMEM;
+	}
+	if ((rv = read_all(fd, buf, n, deadline)) != KV_OK) {
 		free(buf);
-		nng_msg_free(msg);
-		return KV_ENOMEM;
+		close(fd);
+		return rv;
 	}
+	give_back(c, fd);
+	rv = wire_unpack_response(buf, n, a, resp);
 	free(buf);
-	if (nng_aio_alloc(&aio, NULL, NULL) != 0) {
-		nng_msg_free(msg);
-		return KV_ENOMEM;
-	}
-	if (nng_ctx_open(&ctx, c->sock) != 0) {
-		nng_msg_free(msg);
-		nng_aio_free(aio);
-		return KV_ENOMEM;
-	}
-	/* nng 1.5 has no nng_ctx_sendmsg: a private aio, waited on. */
-	nng_aio_set_timeout(aio, timeout_ms);
-	nng_aio_set_msg(aio, msg);
-	nng_ctx_send(ctx, aio);
-	nng_aio_wait(aio);
-	if ((e = nng_aio_result(aio)) != 0) {
-		nng_msg_free(msg);
-		rv = e == NNG_ETIMEDOUT ? KV_TIMEDOUT : KV_UNAVAILABLE;
-		goto out;
-	}
-	nng_ctx_recv(ctx, aio);
-	nng_aio_wait(aio);
-	if ((e = nng_aio_result(aio)) != 0) {
-		rv = e == NNG_ETIMEDOUT ? KV_TIMEDOUT : KV_UNAVAILABLE;
-		/* The connection dropped while we waited: the node died. */
-		if (e == NNG_ETIMEDOUT && !rpc_client_connected(c))
-			rv = KV_UNAVAILABLE;
-		goto out;
-	}
-	msg = nng_aio_get_msg(aio);
-	rv = wire_unpack_response(nng_msg_body(msg), nng_msg_len(msg), a,
-	    resp);
-	nng_msg_free(msg);
-out:
-	nng_ctx_close(ctx);
-	nng_aio_free(aio);
 	return rv;
 }

@@ -292,7 +292,10 @@ def test_update_table_raising_throughput_lifts_the_throttling(
     assert (pt["ReadCapacityUnits"], pt["WriteCapacityUnits"]) == (4, 400)
     assert "LastIncreaseDateTime" in pt
     assert pt["NumberOfDecreasesToday"] == 0
-    # 100 WCU per partition, capped at the 50 WCU ceiling: 20/s passes.
+    # 100 WCU per partition, capped at the 50 WCU ceiling: 20/s passes
+    # (once the last throttled second's debt, at most one unit, is repaid
+    # at the new rate: 20 ms).
+    time.sleep(0.1)
     assert writes_at(20, 2, "u") == {"ok": pytest.approx(40, abs=8)}
     st = cluster.metrics()
     ceilings = [v for (n, labels), v in st.items()

@@ -1,0 +1,372 @@
+#!/usr/bin/env python3
+"""run.py — ./kv bench: the cluster as a benchmark target, side by side
+with a peer.
+
+Starts a fresh cluster (1 router + 3 nodes from $KV_BUILD, ipc:// between
+them) with the per-partition ceilings lifted — capacity is still accounted,
+but a hot counter at 1000 WCU would measure the ceiling, which is the
+hot-partition experiment's job — loads each workload's data set with
+kv-load, and runs the workloads closed loop (32 connections). With
+--vs dynalite it also installs the dynalite npm package into a cache
+folder (.kv/cache/dynalite), starts it in memory on another port, and runs
+the identical workloads against it, alternating target by target and
+round by round so that both see the same noise on this shared machine;
+--vs-url URL names any other peer endpoint. In the same run it measures
+the ceiling of HTTP on this machine (kv-load against its own null server)
+and, with a peer, the p99 of GetItem at one fixed offered rate (open
+loop) on both.
+
+Prints one table (medians over the rounds) and writes it as JSON
+(--json, default .kv/bench/latest.json). Exit status 1 when any answer
+was wrong or an error other than a throttle came back from our cluster.
+
+  chaos/bench/run.py [--seconds S] [--rounds N] [--connections C]
+      [--vs dynalite | --vs-url URL] [--open-rate R] [--workloads LIST]
+      [--smoke] [--capacity-overhead] [--json FILE]
+
+--smoke: 2 s per workload, one round, no peer (the test suite's check
+that every workload's answers are right). --capacity-overhead: GetItem
+on two clusters side by side, one with capacity accounting and one with
+--no-capacity, to price the accounting.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
+
+from cluster import Cluster  # noqa: E402
+
+DYNALITE_VERSION = "4.0.0"
+LIFTED = ["partition-rcu 1000000000", "partition-wcu 1000000000"]
+# Workload: (kv-load workload, table kind, extra options).
+WORKLOADS = {
+    "get": ("get", "item", []),
+    "put": ("put", "item", []),
+    "query": ("query", "range", []),
+    "hot-counter": ("update-counter", "item", []),
+    "ycsb-a": ("ycsb-a", "item", []),
+    "ycsb-b": ("ycsb-b", "item", []),
+    "ycsb-c": ("ycsb-c", "item", []),
+    "ycsb-e": ("ycsb-e", "range", []),
+}
+DEFAULT = ["get", "put", "query", "hot-counter", "ycsb-a"]
+KEYS = 10000
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_http(url, timeout=30):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(url, timeout=1).read()
+            return
+        except urllib.error.HTTPError:
+            return  # it answers
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("%s did not answer within %d s" % (url, timeout))
+
+
+class Target:
+    """An endpoint to drive: ours or a peer's."""
+
+    def __init__(self, name, url):
+        self.name, self.url = name, url
+        self.loaded = set()
+
+
+def kvload(args, url, extra, json_out=None, check=True):
+    """Runs kv-load; returns its JSON summary."""
+    out = json_out or os.path.join(args.tmp, "run.json")
+    cmd = [args.kvload, "--url", url, "--quiet", "--json", out] + extra
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    if p.returncode == 2 or not os.path.exists(out):
+        raise RuntimeError("kv-load %s failed:\n%s%s" % (
+            " ".join(extra), p.stdout, p.stderr))
+    with open(out) as f:
+        s = json.load(f)
+    os.unlink(out)
+    s["_exit"] = p.returncode
+    s["_stdout"] = p.stdout
+    if check and p.returncode != 0:
+        s["_failed"] = True
+    return s
+
+
+def table_for(kind):
+    return "bench" if kind == "item" else "benchq"
+
+
+def ensure_loaded(args, t, kind, workload):
+    """Creates and loads the table a workload reads, once per target."""
+    if kind in t.loaded:
+        return
+    wl = "get" if kind == "item" else "query"
+    kvload(args, t.url, ["--table", table_for(kind), "--create", "--load",
+                         "--workload", wl, "--keys", str(KEYS),
+                         "--duration", "0"])
+    if kind == "range":
+        # ycsb-e reads sk 0..9 of every key: load that too.
+        kvload(args, t.url, ["--table", table_for(kind), "--load",
+                             "--workload", "ycsb-e", "--keys",
+                             str(KEYS), "--duration", "0"])
+    t.loaded.add(kind)
+
+
+def run_workload(args, t, name, seconds):
+    wl, kind, extra = WORKLOADS[name]
+    ensure_loaded(args, t, kind, wl)
+    s = kvload(args, t.url, ["--table", table_for(kind), "--workload", wl,
+                             "--keys", str(KEYS), "--connections",
+                             str(args.connections), "--duration",
+                             str(seconds)] + extra)
+    tot = s["totals"]
+    return {"ok_per_s": tot["ok_per_s"], "p50_ms": tot["p50_ms"],
+            "p99_ms": tot["p99_ms"], "errors": tot["errors"],
+            "wrong": tot["wrong"], "throttled": tot["throttled"],
+            "errors_by_type": tot.get("errors_by_type", {}),
+            "failed": s.get("_failed", False)}
+
+
+def install_dynalite(args):
+    cache = os.path.join(REPO, ".kv", "cache", "dynalite")
+    cli = os.path.join(cache, "node_modules", "dynalite", "cli.js")
+    if not os.path.exists(cli):
+        if shutil.which("npm") is None or shutil.which("node") is None:
+            subprocess.run(["bash", "-c", "s=; [ $(id -u) -eq 0 ] || s=sudo;"
+                            " DEBIAN_FRONTEND=noninteractive $s apt-get "
+                            "install -y -qq --no-install-recommends nodejs "
+                            "npm >/dev/null"], check=True)
+        os.makedirs(cache, exist_ok=True)
+        print("installing dynalite %s into %s" % (DYNALITE_VERSION, cache))
+        subprocess.run(["npm", "install", "--silent", "--no-audit",
+                        "--no-fund", "--prefix", cache,
+                        "dynalite@" + DYNALITE_VERSION], check=True)
+    return cli
+
+
+def start_dynalite(args):
+    cli = install_dynalite(args)
+    port = free_port()
+    log = open(os.path.join(args.tmp, "dynalite.log"), "w")
+    # In memory (no --path), tables ACTIVE at once.
+    p = subprocess.Popen(["node", cli, "--port", str(port),
+                          "--createTableMs", "0", "--deleteTableMs", "0"],
+                         stdout=log, stderr=subprocess.STDOUT)
+    args.procs.append(p)
+    wait_http("http://127.0.0.1:%d/" % port)
+    return Target("dynalite", "http://127.0.0.1:%d" % port)
+
+
+def start_null(args):
+    port = free_port()
+    p = subprocess.Popen([args.kvload, "--serve-null", str(port)],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    args.procs.append(p)
+    wait_http("http://127.0.0.1:%d/" % port)
+    return "http://127.0.0.1:%d" % port
+
+
+def start_cluster(args, settings, name):
+    c = Cluster(settings=settings)
+    args.clusters.append(c)
+    c.start()
+    return Target(name, c.endpoint)
+
+
+def median(xs):
+    return statistics.median(xs) if xs else None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seconds", type=float, default=10)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--connections", type=int, default=32)
+    ap.add_argument("--vs", choices=["dynalite"])
+    ap.add_argument("--vs-url")
+    ap.add_argument("--open-rate", type=int, default=5000)
+    ap.add_argument("--workloads", default=",".join(DEFAULT))
+    ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--capacity-overhead", action="store_true")
+    ap.add_argument("--json", default=os.path.join(REPO, ".kv", "bench",
+                                                   "latest.json"))
+    args = ap.parse_args()
+    build = os.environ.get("KV_BUILD") or os.path.join(REPO, "build")
+    args.kvload = os.path.join(build, "chaos", "load", "kv-load")
+    if not os.access(args.kvload, os.X_OK):
+        sys.exit("kv-load is missing: build first (./kv build)")
+    os.environ["KV_ENDPOINT"] = ""
+    if args.smoke:
+        args.seconds, args.rounds, args.vs, args.vs_url = 2, 1, None, None
+        args.workloads = ",".join(WORKLOADS)
+    names = args.workloads.split(",")
+    for n in names:
+        if n not in WORKLOADS:
+            sys.exit("unknown workload %s (%s)" % (n, ", ".join(WORKLOADS)))
+    args.tmp = tempfile.mkdtemp(prefix="kv-bench-")
+    args.procs, args.clusters = [], []
+    signal.signal(signal.SIGTERM, lambda *a: sys.exit(1))
+    try:
+        if args.capacity_overhead:
+            return capacity_overhead(args)
+        return bench(args, names)
+    finally:
+        for p in args.procs:
+            p.terminate()
+        for p in args.procs:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        for c in args.clusters:
+            c.stop()
+            c.cleanup()
+        shutil.rmtree(args.tmp, ignore_errors=True)
+
+
+def bench(args, names):
+    kv = start_cluster(args, LIFTED, "kv")
+    targets = [kv]
+    if args.vs == "dynalite":
+        targets.append(start_dynalite(args))
+    elif args.vs_url:
+        targets.append(Target("peer", args.vs_url.rstrip("/")))
+    print("kv bench: %d cores, kv-load closed loop, %d connections, %g s "
+          "per run, %d round(s), %d keys, 150-byte items; targets: %s" % (
+              os.cpu_count(), args.connections, args.seconds, args.rounds,
+              KEYS, ", ".join("%s %s" % (t.name, t.url) for t in targets)))
+    results = {t.name: {n: [] for n in names} for t in targets}
+    bad = []
+    for r in range(args.rounds):
+        for n in names:
+            order = targets if r % 2 == 0 else list(reversed(targets))
+            for t in order:
+                res = run_workload(args, t, n, args.seconds)
+                results[t.name][n].append(res)
+                if t is kv and (res["errors"] or res["wrong"] or
+                                res["failed"]):
+                    bad.append((n, res))
+                print("  round %d %-12s %-9s %9.0f ops/s  p50 %6.2f ms  "
+                      "p99 %6.2f ms%s" % (
+                          r + 1, n, t.name, res["ok_per_s"], res["p50_ms"],
+                          res["p99_ms"], "  errors %s" % res[
+                              "errors_by_type"] if res["errors"] or
+                          res["wrong"] else ""), flush=True)
+    extra = {}
+    if not args.smoke:
+        null = start_null(args)
+        ceil = [kvload(args, null, ["--workload", "get", "--no-check",
+                                    "--connections", str(args.connections),
+                                    "--duration", str(args.seconds)],
+                       check=False)["totals"]["ok_per_s"]
+                for _ in range(args.rounds)]
+        extra["null_server_ops_per_s"] = median(ceil)
+        if len(targets) > 1:
+            extra["open_loop"] = {}
+            for t in targets:
+                s = kvload(args, t.url, [
+                    "--table", "bench", "--workload", "get", "--keys",
+                    str(KEYS), "--rate", str(args.open_rate), "--duration",
+                    str(args.seconds), "--connections", "64"])
+                extra["open_loop"][t.name] = s["totals"]
+    table = summarize(args, targets, names, results, extra)
+    os.makedirs(os.path.dirname(args.json), exist_ok=True)
+    with open(args.json, "w") as f:
+        json.dump({"when": time.strftime("%Y-%m-%d %H:%M:%S"),
+                   "cores": os.cpu_count(), "seconds": args.seconds,
+                   "rounds": args.rounds, "connections": args.connections,
+                   "table": table, "extra": extra,
+                   "runs": results}, f, indent=1)
+    if bad:
+        print("FAILED: wrong answers or errors from the cluster: %s" % bad)
+        return 1
+    return 0
+
+
+def summarize(args, targets, names, results, extra):
+    peer = targets[1].name if len(targets) > 1 else None
+    print()
+    hdr = "%-12s %12s %9s %9s" % ("workload", "kv ops/s", "p50 ms",
+                                  "p99 ms")
+    if peer:
+        hdr += " %14s %9s %8s" % (peer + " ops/s", "p99 ms", "ratio")
+    print(hdr)
+    rows = []
+    for n in names:
+        k = results["kv"][n]
+        row = {"workload": n,
+               "kv_ops": median([x["ok_per_s"] for x in k]),
+               "kv_p50": median([x["p50_ms"] for x in k]),
+               "kv_p99": median([x["p99_ms"] for x in k])}
+        line = "%-12s %12.0f %9.2f %9.2f" % (n, row["kv_ops"], row["kv_p50"],
+                                            row["kv_p99"])
+        if peer:
+            p = results[peer][n]
+            row["peer_ops"] = median([x["ok_per_s"] for x in p])
+            row["peer_p99"] = median([x["p99_ms"] for x in p])
+            row["ratio"] = row["kv_ops"] / row["peer_ops"] if row[
+                "peer_ops"] else None
+            line += " %14.0f %9.2f %7.2fx" % (row["peer_ops"],
+                                              row["peer_p99"],
+                                              row["ratio"] or 0)
+        rows.append(row)
+        print(line)
+    if "null_server_ops_per_s" in extra:
+        ceil = extra["null_server_ops_per_s"]
+        get = next((r["kv_ops"] for r in rows if r["workload"] == "get"),
+                   None)
+        print("\nHTTP ceiling (kv-load against a null server): %.0f ops/s%s"
+              % (ceil, "; GetItem through router and node: %.1f %% of it" %
+                 (100 * get / ceil) if get else ""))
+    if "open_loop" in extra:
+        print("GetItem open loop at %d/s: %s" % (args.open_rate, "; ".join(
+            "%s p50 %.2f ms p99 %.2f ms (%.0f ok/s)" % (
+                n, s["p50_ms"], s["p99_ms"], s["ok_per_s"])
+            for n, s in extra["open_loop"].items())))
+    return rows
+
+
+def capacity_overhead(args):
+    on = start_cluster(args, LIFTED, "on")
+    off = Cluster()
+    args.clusters.append(off)
+    # --no-capacity is a kv-node flag: start that cluster's nodes with it.
+    for n in off.nodes:
+        n.argv.append("--no-capacity")
+    off.start()
+    off_t = Target("off", off.endpoint)
+    res = {"on": [], "off": []}
+    for r in range(args.rounds):
+        for t in ([on, off_t] if r % 2 == 0 else [off_t, on]):
+            res[t.name].append(run_workload(args, t, "get",
+                                            args.seconds)["ok_per_s"])
+        print("round %d: accounting on %.0f ops/s, off %.0f ops/s" % (
+            r + 1, res["on"][-1], res["off"][-1]), flush=True)
+    mon, moff = median(res["on"]), median(res["off"])
+    print("GetItem median over %d rounds: accounting on %.0f ops/s, off "
+          "%.0f ops/s; on/off = %.3f (cost %.1f %%)" % (
+              args.rounds, mon, moff, mon / moff, 100 * (1 - mon / moff)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -294,7 +294,9 @@ listen_on(server *s, const char *url)
 		if (probe >= 0)
 			close(probe);
 		unlink(path);
-		snprintf(s->path, sizeof(s->path), "%s", path);
+		size_t pl = strnlen(path, sizeof(s->path) - 1);
+		memcpy(s->path, path, pl);
+		s->path[pl] = '\0';
 	} else {
 		int one = 1;
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));

@@ -10,7 +10,9 @@
  * says why this replaced nng).
  *
  * Connections are pooled per client: a call takes an idle one (or opens a
- * new one) and gives it back after a complete reply. A connection that
+ * new one) and gives it back after a complete reply. Sockets block, with
+ * the call's timeout as SO_RCVTIMEO / SO_SNDTIMEO: a call is one send and
+ * one recv that sleeps until the reply is there. A connection that
  * failed in any way is closed, never reused, so a late reply can never be
  * read as the answer to another request. Before an idle connection is
  * reused it is polled: one the node closed meanwhile (it restarted) shows
@@ -22,6 +24,7 @@
 #include "rpc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
@@ -38,11 +41,17 @@
 
 #define MAX_IDLE 256 /* idle connections kept per node */
 
+/* A connection and the timeout its socket has (SO_RCVTIMEO, in ms). */
+typedef struct pconn {
+	int fd;
+	int timeout_ms;
+} pconn;
+
 struct rpc_client {
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
 	pthread_mutex_t mu;
-	int idle[MAX_IDLE]; /* guarded by mu */
+	pconn idle[MAX_IDLE]; /* guarded by mu */
 	int n_idle;
 	atomic_bool ever;   /* connected at least once */
 	atomic_bool up;     /* the last attempt to connect succeeded */
@@ -115,7 +124,7 @@ rpc_client_close(rpc_client *c)
 	if (c == NULL)
 		return;
 	for (int i = 0; i < c->n_idle; i++)
-		close(c->idle[i]);
+		close(c->idle[i].fd);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
@@ -165,7 +174,36 @@ dial(rpc_client *c, int64_t deadline)
 		int one = 1;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	}
+	/*
+	 * From here on the socket blocks: a call sends and then sleeps in
+	 * recv until the reply arrives, one system call each way (the
+	 * deadline is SO_RCVTIMEO / SO_SNDTIMEO, set per call in set_timeout).
+	 */
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+		close(fd);
+		return -1;
+	}
 	return fd;
+}
+
+/*
+ * Gives the connection the call's timeout, unless it has it already (a
+ * router's calls all use one timeout, so this is a system call per new
+ * connection, not per call). The timeout bounds each send and receive.
+ */
+static bool
+set_timeout(pconn *pc, int timeout_ms)
+{
+	if (pc->timeout_ms == timeout_ms)
+		return true;
+	struct timeval tv = { .tv_sec = timeout_ms / 1000,
+		.tv_usec = (timeout_ms % 1000) * 1000 };
+	if (setsockopt(pc->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
+	    setsockopt(pc->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0)
+		return false;
+	pc->timeout_ms = timeout_ms;
+	return true;
 }
 
 /*
@@ -174,17 +212,17 @@ dial(rpc_client *c, int64_t deadline)
  * keeps trying until the deadline; otherwise a refused connection means
  * the node is down, apart from a short window for a restart.
  */
-static int
-take(rpc_client *c, int64_t deadline)
+static bool
+take(rpc_client *c, int64_t deadline, pconn *out)
 {
 	pthread_mutex_lock(&c->mu);
 	while (c->n_idle > 0) {
-		int fd = c->idle[--c->n_idle];
+		*out = c->idle[--c->n_idle];
 		pthread_mutex_unlock(&c->mu);
-		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct pollfd p = { .fd = out->fd, .events = POLLIN };
 		if (poll(&p, 1, 0) == 0)
-			return fd; /* nothing pending: still open */
-		close(fd);     /* end-of-file: the node closed it */
+			return true; /* nothing pending: still open */
+		close(out->fd);  /* end-of-file: the node closed it */
 		pthread_mutex_lock(&c->mu);
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -200,40 +238,40 @@ take(rpc_client *c, int64_t deadline)
 		if (fd >= 0) {
 			atomic_store(&c->up, true);
 			atomic_store(&c->ever, true);
-			return fd;
+			*out = (pconn) { .fd = fd, .timeout_ms = 0 };
+			return true;
 		}
 		atomic_store(&c->up, false);
 		if (now_ms() >= until)
-			return -1;
+			return false;
 		usleep(5000);
 	}
 }
 
 static void
-give_back(rpc_client *c, int fd)
+give_back(rpc_client *c, pconn pc)
 {
 	pthread_mutex_lock(&c->mu);
 	if (c->n_idle < MAX_IDLE) {
-		c->idle[c->n_idle++] = fd;
-		fd = -1;
+		c->idle[c->n_idle++] = pc;
+		pc.fd = -1;
 	}
 	pthread_mutex_unlock(&c->mu);
-	if (fd >= 0)
-		close(fd);
+	if (pc.fd >= 0)
+		close(pc.fd);
 }
 
 /* Writes all of buf; false on an error or past the deadline. */
 static bool
-write_all(int fd, const uint8_t *buf, size_t len, int64_t deadline)
+write_all(int fd, const uint8_t *buf, size_t len)
 {
 	while (len > 0) {
 		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
 		if (n > 0) {
 			buf += n;
 			len -= (size_t) n;
-		} else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-			if (!wait_fd(fd, POLLOUT, deadline))
-				return false;
+		} else if (n < 0 && errno == EINTR) {
+			continue;
 		} else {
 			return false;
 		}
@@ -242,21 +280,22 @@ write_all(int fd, const uint8_t *buf, size_t len, int64_t deadline)
 }
 
 /*
- * Reads exactly len bytes. Returns KV_OK, KV_TIMEDOUT past the deadline,
- * or KV_UNAVAILABLE when the connection broke (the node went away).
+ * Reads exactly len bytes. Returns KV_OK, KV_TIMEDOUT past the deadline
+ * (SO_RCVTIMEO), or KV_UNAVAILABLE when the connection broke (the node
+ * went away).
  */
 static kv_err
-read_all(int fd, uint8_t *buf, size_t len, int64_t deadline)
+read_all(int fd, uint8_t *buf, size_t len)
 {
 	while (len > 0) {
 		ssize_t n = recv(fd, buf, len, 0);
 		if (n > 0) {
 			buf += n;
 			len -= (size_t) n;
-		} else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-			if (!wait_fd(fd, POLLIN, deadline))
-				return now_ms() >= deadline ? KV_TIMEDOUT :
-				    KV_UNAVAILABLE;
+		} else if (n < 0 && errno == EINTR) {
+			continue;
+		} else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			return KV_TIMEDOUT;
 		} else {
 			return KV_UNAVAILABLE;
 		}
@@ -270,55 +309,58 @@ rpc_call(rpc_client *c, const rpc_request *req, arena *a,
 {
 	uint8_t *body = NULL, hdr[4];
 	size_t len = 0;
-	int64_t deadline = now_ms() + timeout_ms;
+	pconn pc;
 	kv_err rv;
 
 	memset(resp, 0, sizeof(*resp));
-	int fd = take(c, deadline);
-	if (fd < 0)
+	if (timeout_ms < 1)
+		timeout_ms = 1;
+	if (!take(c, now_ms() + timeout_ms, &pc))
 		return KV_UNAVAILABLE;
 	if ((rv = wire_pack_request(req, &body, &len)) != KV_OK) {
-		give_back(c, fd);
+		give_back(c, pc);
 		return rv;
 	}
 	/* The frame: length, then the message, in one buffer. */
 	uint8_t *frame = malloc(len + 4);
 	if (frame == NULL) {
 		free(body);
-		give_back(c, fd);
+		give_back(c, pc);
 		return KV_ENOMEM;
 	}
 	for (int i = 0; i < 4; i++)
 		frame[i] = (uint8_t) (len >> (8 * i));
 	memcpy(frame + 4, body, len);
 	free(body);
-	bool sent = write_all(fd, frame, len + 4, deadline);
+	bool sent = set_timeout(&pc, timeout_ms) &&
+	    write_all(pc.fd, frame, len + 4);
 	free(frame);
 	if (!sent) {
-		close(fd);
-		return now_ms() >= deadline ? KV_TIMEDOUT : KV_UNAVAILABLE;
+		close(pc.fd);
+		return errno == EAGAIN || errno == EWOULDBLOCK ? KV_TIMEDOUT :
+		    KV_UNAVAILABLE;
 	}
-	if ((rv = read_all(fd, hdr, 4, deadline)) != KV_OK) {
-		close(fd);
+	if ((rv = read_all(pc.fd, hdr, 4)) != KV_OK) {
+		close(pc.fd);
 		return rv;
 	}
 	uint32_t n = (uint32_t) hdr[0] | (uint32_t) hdr[1] << 8 |
 	    (uint32_t) hdr[2] << 16 | (uint32_t) hdr[3] << 24;
 	if (n > RPC_MAX_MESSAGE) {
-		close(fd);
+		close(pc.fd);
 		return KV_PROTO;
 	}
 	uint8_t *buf = malloc(n > 0 ? n : 1);
 	if (buf == NULL) {
-		close(fd);
+		close(pc.fd);
 		return KV_ENOMEM;
 	}
-	if ((rv = read_all(fd, buf, n, deadline)) != KV_OK) {
+	if ((rv = read_all(pc.fd, buf, n)) != KV_OK) {
 		free(buf);
-		close(fd);
+		close(pc.fd);
 		return rv;
 	}
-	give_back(c, fd);
+	give_back(c, pc);
 	rv = wire_unpack_response(buf, n, a, resp);
 	free(buf);
 	return rv;

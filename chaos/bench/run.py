@@ -27,7 +27,10 @@ was wrong or an error other than a throttle came back from our cluster.
 --smoke: 2 s per workload, one round, no peer (the test suite's check
 that every workload's answers are right). --capacity-overhead: GetItem
 on two clusters side by side, one with capacity accounting and one with
---no-capacity, to price the accounting.
+--no-capacity, to price the accounting. --memory [N]: load N items
+(default 1,000,000) of 200 bytes, then serve GetItem on them, sampling
+every node's resident size twice a second; fails when a node goes over
+300 MB.
 """
 
 import argparse
@@ -208,6 +211,8 @@ def main():
     ap.add_argument("--workloads", default=",".join(DEFAULT))
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--capacity-overhead", action="store_true")
+    ap.add_argument("--memory", type=int, nargs="?", const=1000000,
+                    default=None, metavar="ITEMS")
     ap.add_argument("--json", default=os.path.join(REPO, ".kv", "bench",
                                                    "latest.json"))
     args = ap.parse_args()
@@ -229,6 +234,8 @@ def main():
     try:
         if args.capacity_overhead:
             return capacity_overhead(args)
+        if args.memory:
+            return memory(args)
         return bench(args, names)
     finally:
         for p in args.procs:
@@ -367,6 +374,68 @@ def capacity_overhead(args):
           "%.0f ops/s; on/off = %.3f (cost %.1f %%)" % (
               args.rounds, mon, moff, mon / moff, 100 * (1 - mon / moff)))
     return 0
+
+
+MEMORY_LIMIT_MB = 300
+
+
+def rss_mb(pid):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return 0.0
+
+
+def memory(args):
+    """Loads args.memory items of 200 bytes and serves GetItem on them,
+    sampling the nodes' resident sizes."""
+    import threading
+    kv = start_cluster(args, LIFTED, "kv")
+    nodes = args.clusters[-1].nodes
+    peak = [0.0] * len(nodes)
+    phase = {"now": "load"}
+    peaks = {"load": [0.0] * len(nodes), "serve": [0.0] * len(nodes)}
+    stop = threading.Event()
+
+    def sample():
+        while not stop.is_set():
+            for i, n in enumerate(nodes):
+                r = rss_mb(n.p.pid)
+                peak[i] = max(peak[i], r)
+                peaks[phase["now"]][i] = max(peaks[phase["now"]][i], r)
+            time.sleep(0.5)
+    th = threading.Thread(target=sample)
+    th.start()
+    try:
+        t0 = time.monotonic()
+        kvload(args, kv.url, ["--table", "mem", "--create", "--load",
+                              "--workload", "get", "--keys",
+                              str(args.memory), "--item-size", "200",
+                              "--connections", "32", "--duration", "0"])
+        took = time.monotonic() - t0
+        phase["now"] = "serve"
+        s = kvload(args, kv.url, ["--table", "mem", "--workload", "get",
+                                  "--keys", str(args.memory),
+                                  "--item-size", "200", "--duration",
+                                  str(args.seconds)])
+    finally:
+        stop.set()
+        th.join()
+    print("loaded %d items of 200 bytes in %.0f s (%.0f items/s); then "
+          "GetItem %.0f ops/s" % (args.memory, took, args.memory / took,
+                                  s["totals"]["ok_per_s"]))
+    for i in range(len(nodes)):
+        print("node %d: peak resident %.0f MB while loading, %.0f MB "
+              "while serving" % (i, peaks["load"][i], peaks["serve"][i]))
+    worst = max(peak)
+    print("largest node: %.0f MB (limit %d MB): %s" % (
+        worst, MEMORY_LIMIT_MB, "PASS" if worst < MEMORY_LIMIT_MB else
+        "FAIL"))
+    return 0 if worst < MEMORY_LIMIT_MB and not s.get("_failed") else 1
 
 
 if __name__ == "__main__":

@@ -227,6 +227,28 @@ in_use_name(table_status s)
 	}
 }
 
+/*
+ * The ACTIVE table `name` of the current catalog, or NULL after setting
+ * resp->code: KV_NO_TABLE, or KV_IN_USE with its status as the message
+ * (a table being created, updated or deleted takes no other change).
+ * Needs mu.
+ */
+static const table *
+find_active_locked(node *n, const char *name, rpc_response *resp)
+{
+	const table *t = find_mut(n->cat->cat, name);
+	if (t == NULL) {
+		resp->code = KV_NO_TABLE;
+		return NULL;
+	}
+	if (t->status != TABLE_ACTIVE) {
+		resp->code = KV_IN_USE;
+		resp->message = in_use_name(t->status);
+		return NULL;
+	}
+	return t;
+}
+
 void
 catalog_node_delete(node *n, const rpc_request *req, arena *a,
     rpc_response *resp)
@@ -238,18 +260,8 @@ catalog_node_delete(node *n, const rpc_request *req, arena *a,
 		return;
 	}
 	pthread_mutex_lock(&n->cat->mu);
-	const table *cur = find_mut(n->cat->cat, req->table_name);
-	if (cur == NULL) {
-		resp->code = KV_NO_TABLE;
-		goto out;
-	}
-	if (cur->status != TABLE_ACTIVE) {
-		/* Still being created, or already being deleted. */
-		resp->code = KV_IN_USE;
-		resp->message = in_use_name(cur->status);
-		goto out;
-	}
-	if ((resp->code = clone(n->cat->cat, &c)) != KV_OK)
+	if (find_active_locked(n, req->table_name, resp) == NULL ||
+	    (resp->code = clone(n->cat->cat, &c)) != KV_OK)
 		goto out;
 	table *t = find_mut(c, req->table_name);
 	t->status = TABLE_DELETING;
@@ -282,16 +294,9 @@ catalog_node_update(node *n, const rpc_request *req, arena *a,
 		return;
 	}
 	pthread_mutex_lock(&n->cat->mu);
-	const table *cur = find_mut(n->cat->cat, want->name);
-	if (cur == NULL) {
-		resp->code = KV_NO_TABLE;
+	const table *cur = find_active_locked(n, want->name, resp);
+	if (cur == NULL)
 		goto out;
-	}
-	if (cur->status != TABLE_ACTIVE) {
-		resp->code = KV_IN_USE;
-		resp->message = in_use_name(cur->status);
-		goto out;
-	}
 	bool to_prov = want->billing == BILLING_PROVISIONED;
 	int64_t now = now_ms();
 	if (to_prov && cur->billing == BILLING_PROVISIONED &&

@@ -79,25 +79,6 @@ conn_forget(server *s, sconn *c)
 	free(c);
 }
 
-static bool
-write_all(int fd, const uint8_t *p, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-		if (n > 0) {
-			p += n;
-			len -= (size_t) n;
-		} else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-			struct pollfd pf = { .fd = fd, .events = POLLOUT };
-			if (poll(&pf, 1, WRITE_TIMEOUT_MS) <= 0)
-				return false;
-		} else {
-			return false;
-		}
-	}
-	return true;
-}
-
 /* Serves one request frame body; writes the reply. False: drop. */
 static bool
 serve(server *s, int fd, const uint8_t *msg, size_t len)
@@ -132,7 +113,7 @@ serve(server *s, int fd, const uint8_t *msg, size_t len)
 		memmove(frame + 4, frame, olen);
 		for (int i = 0; i < 4; i++)
 			frame[i] = (uint8_t) (olen >> (8 * i));
-		ok = write_all(fd, frame, olen + 4);
+		ok = rpc_send_all(fd, frame, olen + 4, WRITE_TIMEOUT_MS);
 		free(frame);
 	} else {
 		free(out);

@@ -261,9 +261,8 @@ give_back(rpc_client *c, pconn pc)
 		close(pc.fd);
 }
 
-/* Writes all of buf; false on an error or past the deadline. */
-static bool
-write_all(int fd, const uint8_t *buf, size_t len)
+bool
+rpc_send_all(int fd, const uint8_t *buf, size_t len, int wait_ms)
 {
 	while (len > 0) {
 		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
@@ -272,6 +271,10 @@ write_all(int fd, const uint8_t *buf, size_t len)
 			len -= (size_t) n;
 		} else if (n < 0 && errno == EINTR) {
 			continue;
+		} else if (n < 0 && errno == EAGAIN && wait_ms > 0) {
+			struct pollfd p = { .fd = fd, .events = POLLOUT };
+			if (poll(&p, 1, wait_ms) <= 0)
+				return false;
 		} else {
 			return false;
 		}
@@ -333,7 +336,7 @@ rpc_call(rpc_client *c, const rpc_request *req, arena *a,
 	memcpy(frame + 4, body, len);
 	free(body);
 	bool sent = set_timeout(&pc, timeout_ms) &&
-	    write_all(pc.fd, frame, len + 4);
+	    rpc_send_all(pc.fd, frame, len + 4, 0);
 	free(frame);
 	if (!sent) {
 		close(pc.fd);

@@ -15,6 +15,8 @@
 #define KV_RPC_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
 #include "arena.h"
@@ -59,5 +61,13 @@ bool rpc_client_connected(rpc_client *c);
  */
 kv_err rpc_call(rpc_client *c, const rpc_request *req, arena *a,
     rpc_response *resp, int timeout_ms);
+
+/*
+ * rpc_send_all writes all of buf to socket fd (without SIGPIPE). When the
+ * socket is non-blocking and full, it waits up to wait_ms for room each
+ * time (0: not at all). False on an error or when it gave up. For the
+ * node's server, which answers on the same framing.
+ */
+bool rpc_send_all(int fd, const uint8_t *buf, size_t len, int wait_ms);
 
 #endif

@@ -184,6 +184,19 @@ read_throughput(json_t *pt, req_errors *e, json_int_t *rcu, json_int_t *wcu,
 	return true;
 }
 
+/* DynamoDB's upper bound on provisioned units; false after filling *out. */
+static bool
+throughput_in_bounds(json_int_t rcu, json_int_t wcu, reply *out)
+{
+	if (rcu <= MAX_PROVISIONED && wcu <= MAX_PROVISIONED)
+		return true;
+	errors_reply(out, ERR_VALIDATION, "Given value %lld for %s is out of "
+	    "bounds", (long long) (rcu > MAX_PROVISIONED ? rcu : wcu),
+	    rcu > MAX_PROVISIONED ? "ReadCapacityUnits" :
+	    "WriteCapacityUnits");
+	return false;
+}
+
 void
 ops_table_create(api_ctx *c, json_t *body, reply *out)
 {
@@ -288,13 +301,8 @@ ops_table_create(api_ctx *c, json_t *body, reply *out)
 		    "BillingMode is PROVISIONED");
 		return;
 	}
-	if (rcu > MAX_PROVISIONED || wcu > MAX_PROVISIONED) {
-		errors_reply(out, ERR_VALIDATION, "Given value %lld for %s "
-		    "is out of bounds", (long long) (rcu > MAX_PROVISIONED ?
-		    rcu : wcu), rcu > MAX_PROVISIONED ? "ReadCapacityUnits" :
-		    "WriteCapacityUnits");
+	if (!throughput_in_bounds(rcu, wcu, out))
 		return;
-	}
 	if (nk > nd) {
 		errors_reply(out, ERR_VALIDATION, "Invalid KeySchema: Some "
 		    "index key attribute have no definition");
@@ -499,6 +507,34 @@ in_use_verb(const char *status)
 	return "deleted";
 }
 
+/*
+ * Answers a DeleteTable or UpdateTable from the catalog node's response
+ * (which it finalises): the new TableDescription, or DynamoDB's error.
+ */
+static void
+change_reply(api_ctx *c, rpc_response *resp, const char *name, reply *out)
+{
+	if (resp->code == KV_NO_TABLE) {
+		table_not_found(out, name);
+	} else if (resp->code == KV_IN_USE) {
+		errors_reply(out, ERR_RESOURCE_IN_USE,
+		    "Attempt to change a resource which is still in use: "
+		    "Table is being %s: %s", in_use_verb(resp->message), name);
+	} else if (resp->code == KV_EINVAL && resp->message != NULL) {
+		errors_reply(out, ERR_VALIDATION, "%s", resp->message);
+	} else if (resp->code == KV_BUSY && resp->message != NULL) {
+		errors_reply(out, ERR_LIMIT_EXCEEDED, "%s", resp->message);
+	} else if (resp->code != KV_OK || resp->table == NULL) {
+		errors_from_kv(out, resp->code != KV_OK ? resp->code :
+		    KV_PROTO);
+	} else {
+		route_refresh(c->r);
+		api_reply_json(out, json_pack("{s:o}", "TableDescription",
+		    describe(c, resp->table, false)));
+	}
+	wire_response_fini(resp);
+}
+
 void
 ops_table_delete(api_ctx *c, json_t *body, reply *out)
 {
@@ -512,20 +548,7 @@ ops_table_delete(api_ctx *c, json_t *body, reply *out)
 		errors_from_kv(out, rv);
 		return;
 	}
-	if (resp.code == KV_NO_TABLE) {
-		table_not_found(out, name);
-	} else if (resp.code == KV_IN_USE) {
-		errors_reply(out, ERR_RESOURCE_IN_USE,
-		    "Attempt to change a resource which is still in use: "
-		    "Table is being %s: %s", in_use_verb(resp.message), name);
-	} else if (resp.code != KV_OK || resp.table == NULL) {
-		errors_from_kv(out, resp.code != KV_OK ? resp.code : KV_PROTO);
-	} else {
-		route_refresh(c->r);
-		api_reply_json(out, json_pack("{s:o}", "TableDescription",
-		    describe(c, resp.table, false)));
-	}
-	wire_response_fini(&resp);
+	change_reply(c, &resp, name, out);
 }
 
 /*
@@ -579,13 +602,8 @@ ops_table_update(api_ctx *c, json_t *body, reply *out)
 		    "ReplicaUpdates is required");
 		return;
 	}
-	if (rcu > MAX_PROVISIONED || wcu > MAX_PROVISIONED) {
-		errors_reply(out, ERR_VALIDATION, "Given value %lld for %s "
-		    "is out of bounds", (long long) (rcu > MAX_PROVISIONED ?
-		    rcu : wcu), rcu > MAX_PROVISIONED ? "ReadCapacityUnits" :
-		    "WriteCapacityUnits");
+	if (!throughput_in_bounds(rcu, wcu, out))
 		return;
-	}
 
 	/* The billing mode the table will have: given, or kept. */
 	kv_err rv = route_refresh(c->r);
@@ -649,22 +667,5 @@ ops_table_update(api_ctx *c, json_t *body, reply *out)
 		errors_from_kv(out, rv);
 		return;
 	}
-	if (resp.code == KV_NO_TABLE) {
-		table_not_found(out, name);
-	} else if (resp.code == KV_IN_USE) {
-		errors_reply(out, ERR_RESOURCE_IN_USE,
-		    "Attempt to change a resource which is still in use: "
-		    "Table is being %s: %s", in_use_verb(resp.message), name);
-	} else if (resp.code == KV_EINVAL && resp.message != NULL) {
-		errors_reply(out, ERR_VALIDATION, "%s", resp.message);
-	} else if (resp.code == KV_BUSY && resp.message != NULL) {
-		errors_reply(out, ERR_LIMIT_EXCEEDED, "%s", resp.message);
-	} else if (resp.code != KV_OK || resp.table == NULL) {
-		errors_from_kv(out, resp.code != KV_OK ? resp.code : KV_PROTO);
-	} else {
-		route_refresh(c->r);
-		api_reply_json(out, json_pack("{s:o}", "TableDescription",
-		    describe(c, resp.table, false)));
-	}
-	wire_response_fini(&resp);
+	change_reply(c, &resp, name, out);
 }

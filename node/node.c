@@ -45,6 +45,7 @@ node_dispatch(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 	case RPC_STATS: fn = stats_serve; break;
 	case RPC_BUMP_EPOCH: fn = catalog_node_bump; break;
 	case RPC_UPDATE_TABLE: fn = catalog_node_update; break;
+	case RPC_MULTI: fn = multi_serve; break;
 	}
 	if (fn == NULL) {
 		resp->code = KV_PROTO;

@@ -82,6 +82,8 @@ void drop_table_serve(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);
 void stats_serve(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);
+void multi_serve(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
 
 /*
  * node_peer returns the client for node i, opening it on first use, or NULL

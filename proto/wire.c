@@ -277,12 +277,60 @@ copy_bytes(arena *a, const ProtobufCBinaryData *d, size_t *len)
 	return (const uint8_t *) arena_dup(a, d->data, d->len);
 }
 
+/*
+ * A list of byte strings as protobuf's repeated bytes; *out is owned (free
+ * with free()) and borrows the strings. NULL when n is 0.
+ */
+static kv_err
+bytes_to_pb(const uint8_t *const *p, const size_t *lens, size_t n,
+    ProtobufCBinaryData **out)
+{
+	*out = NULL;
+	if (n == 0)
+		return KV_OK;
+	if ((*out = calloc(n, sizeof(**out))) == NULL)
+		return KV_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		(*out)[i].data = (uint8_t *) p[i];
+		(*out)[i].len = lens[i];
+	}
+	return KV_OK;
+}
+
+/*
+ * Copies repeated bytes into a (valid until arena_fini). An empty string
+ * is KV_PROTO unless allow_empty (a packed message may be empty; an item
+ * never is: an M has a type byte).
+ */
+static kv_err
+bytes_from_pb(arena *a, const ProtobufCBinaryData *pb, size_t n,
+    bool allow_empty, const uint8_t ***p, size_t **lens)
+{
+	if (n == 0)
+		return KV_OK;
+	*p = arena_alloc(a, n * sizeof(**p));
+	*lens = arena_alloc(a, n * sizeof(**lens));
+	if (*p == NULL || *lens == NULL)
+		return KV_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		(*p)[i] = copy_bytes(a, &pb[i], &(*lens)[i]);
+		if ((*p)[i] == NULL && pb[i].len > 0)
+			return KV_ENOMEM;
+		if ((*p)[i] == NULL && !allow_empty)
+			return KV_PROTO;
+		if ((*p)[i] == NULL)
+			(*p)[i] = (const uint8_t *) "";
+	}
+	return KV_OK;
+}
+
 kv_err
 wire_pack_request(const rpc_request *r, uint8_t **out, size_t *len)
 {
 	Kv__Request pb = KV__REQUEST__INIT;
 	pb_table_buf tb;
 	bool have_table = false;
+	ProtobufCBinaryData *subs = NULL;
 	kv_err rv;
 
 	pb.op = r->op;
@@ -318,8 +366,14 @@ wire_pack_request(const rpc_request *r, uint8_t **out, size_t *len)
 			goto out;
 		pb.table = &tb.t;
 	}
+	if ((rv = bytes_to_pb(r->subs, r->sub_lens, r->n_subs, &subs)) !=
+	    KV_OK)
+		goto out;
+	pb.n_subs = r->n_subs;
+	pb.subs = subs;
 	rv = pack(&pb.base, out, len);
 out:
+	free(subs);
 	if (have_table)
 		table_buf_fini(&tb);
 	return rv;
@@ -380,6 +434,14 @@ wire_unpack_request(const uint8_t *buf, size_t len, arena *a,
 	}
 	r->min_version = pb->min_version;
 	r->node = pb->node;
+	if (pb->n_subs > RPC_MULTI_MAX) {
+		rv = KV_PROTO;
+		goto out;
+	}
+	if ((rv = bytes_from_pb(a, pb->subs, pb->n_subs, true, &r->subs,
+	    &r->sub_lens)) != KV_OK)
+		goto out;
+	r->n_subs = pb->n_subs;
 	if (pb->table != NULL) {
 		table *t = malloc(sizeof(*t));
 		if (t == NULL) {
@@ -416,7 +478,7 @@ wire_pack_response(const rpc_response *r, uint8_t **out, size_t *len)
 	pb_table_buf tb;
 	bool have_cat = false, have_table = false;
 	Kv__PartStats *stats = NULL, **statp = NULL;
-	ProtobufCBinaryData *items = NULL;
+	ProtobufCBinaryData *items = NULL, *subs = NULL;
 	kv_err rv = KV_OK;
 
 	pb.code = r->code;
@@ -475,22 +537,19 @@ wire_pack_response(const rpc_response *r, uint8_t **out, size_t *len)
 	pb.old_size = r->old_size;
 	pb.new_size = r->new_size;
 	pb.throttle = r->throttle;
-	if (r->n_items > 0) {
-		items = calloc(r->n_items, sizeof(*items));
-		if (items == NULL) {
-			rv = KV_ENOMEM;
-			goto out;
-		}
-		for (size_t i = 0; i < r->n_items; i++) {
-			items[i].data = (uint8_t *) r->items[i];
-			items[i].len = r->item_lens[i];
-		}
-		pb.n_items = r->n_items;
-		pb.items = items;
-	}
+	if ((rv = bytes_to_pb(r->items, r->item_lens, r->n_items, &items)) !=
+	    KV_OK ||
+	    (rv = bytes_to_pb(r->subs, r->sub_lens, r->n_subs, &subs)) !=
+	    KV_OK)
+		goto out;
+	pb.n_items = r->n_items;
+	pb.items = items;
+	pb.n_subs = r->n_subs;
+	pb.subs = subs;
 	rv = pack(&pb.base, out, len);
 out:
 	free(items);
+	free(subs);
 	if (have_cat)
 		catalog_buf_fini(&cb);
 	if (have_table)
@@ -556,24 +615,18 @@ wire_unpack_response(const uint8_t *buf, size_t len, arena *a,
 	r->new_size = pb->new_size;
 	r->throttle = pb->throttle;
 	r->last_item = copy_bytes(a, &pb->last_item, &r->last_item_len);
-	if (pb->n_items > 0) {
-		r->items = arena_alloc(a, pb->n_items * sizeof(*r->items));
-		r->item_lens = arena_alloc(a, pb->n_items * sizeof(size_t));
-		if (r->items == NULL || r->item_lens == NULL) {
-			rv = KV_ENOMEM;
-			goto out;
-		}
-		for (size_t i = 0; i < pb->n_items; i++) {
-			r->items[i] = copy_bytes(a, &pb->items[i],
-			    &r->item_lens[i]);
-			if (r->items[i] == NULL) {
-				/* Items are never empty: an M has a type byte. */
-				rv = pb->items[i].len == 0 ? KV_PROTO : KV_ENOMEM;
-				goto out;
-			}
-		}
-		r->n_items = pb->n_items;
+	if ((rv = bytes_from_pb(a, pb->items, pb->n_items, false, &r->items,
+	    &r->item_lens)) != KV_OK)
+		goto out;
+	r->n_items = pb->n_items;
+	if (pb->n_subs > RPC_MULTI_MAX) {
+		rv = KV_PROTO;
+		goto out;
 	}
+	if ((rv = bytes_from_pb(a, pb->subs, pb->n_subs, true, &r->subs,
+	    &r->sub_lens)) != KV_OK)
+		goto out;
+	r->n_subs = pb->n_subs;
 	if (pb->catalog != NULL &&
 	    (rv = catalog_from_pb(pb->catalog, &r->cat)) != KV_OK)
 		goto out;

@@ -34,7 +34,11 @@ typedef enum rpc_op {
 	RPC_STATS = 15,       /* owner: item counts and sizes of a table */
 	RPC_BUMP_EPOCH = 16,  /* catalog node: raise a partition's epoch */
 	RPC_UPDATE_TABLE = 17, /* catalog node: change throughput or billing */
+	RPC_MULTI = 18,       /* several GET/PUT/DELETE in one message */
 } rpc_op;
+
+/* The most requests one MULTI carries (a BatchGetItem's 100 keys). */
+#define RPC_MULTI_MAX 100
 
 /* Why a request was throttled (rpc_response.throttle, with KV_THROTTLED). */
 #define RPC_THROTTLE_WRITE 1u       /* the write bucket; else the read one */
@@ -77,6 +81,9 @@ typedef struct rpc_request {
 	const char *table_name; /* DELETE_TABLE; NULL when absent */
 	uint64_t min_version;   /* CATALOG_GET: wanted at least this */
 	uint32_t node;          /* ASSIGN: the node being told */
+	const uint8_t **subs;   /* MULTI: packed requests (wire_pack_request) */
+	size_t *sub_lens;
+	size_t n_subs;
 } rpc_request;
 
 typedef struct part_stats {
@@ -113,6 +120,9 @@ typedef struct rpc_response {
 	size_t last_item_len;
 	uint32_t old_size, new_size; /* writes: for capacity units */
 	uint32_t throttle;     /* KV_THROTTLED: RPC_THROTTLE_* bits */
+	const uint8_t **subs;  /* MULTI: packed responses, in request order */
+	size_t *sub_lens;
+	size_t n_subs;
 } rpc_response;
 
 /*

@@ -2,23 +2,28 @@
  * ops_batch.c — BatchGetItem and BatchWriteItem.
  *
  * The whole request is checked first (shapes, limits, tables, key
- * schemas, duplicate keys), so a bad request changes nothing; then each
- * item goes through the single-item path of ops_item.c. A batch is not
- * atomic: an item whose node cannot be reached (or, later, is throttled)
- * comes back in UnprocessedItems / UnprocessedKeys for the client to
- * retry, while the rest are applied.
+ * schemas, duplicate keys), so a bad request changes nothing. A batch is
+ * not atomic: an item whose node cannot be reached, or whose partition
+ * throttled it, comes back in UnprocessedItems / UnprocessedKeys for the
+ * client to retry, while the rest are applied.
  *
- * The items go out in parallel: up to BATCH_THREADS workers take the next
- * item, each with its own arena, and fill one result slot per item, which
- * the request's thread assembles after joining them (slots are written by
- * one worker and read after pthread_join, so they need no lock).
+ * The items are routed first and grouped by owner node; each node's
+ * group goes out as one MULTI message (node/multi.c), one worker thread
+ * per node with its own arena, so a 25-item batch costs at most one round
+ * trip per node instead of one per item. Each worker fills the result
+ * slots of its own items, which the request's thread assembles after
+ * joining them (slots are written by one worker and read after
+ * pthread_join, so they need no lock). Items whose partition moved
+ * (STALE_ROUTE) are then sent one by one, refreshing and retrying.
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "capacity.h"
+#include "conn.h"
 #include "codec.h"
 #include "errors.h"
 #include "item.h"
@@ -216,21 +221,55 @@ typedef struct batch_job {
 	entry *es;
 	slot *slots;
 	size_t n;
-	atomic_size_t next;
 	const get_table *ts; /* BatchGetItem: tables; NULL for writes */
 	const size_t *owner; /* BatchGetItem: entry -> table */
+	item_op *ops;        /* each entry's request, routed */
+	uint32_t *node;      /* each entry's owner; UINT32_MAX: settled */
+	bool *again;         /* sent in a group, answered STALE_ROUTE */
+	atomic_size_t next;  /* the next node for a worker to take */
 } batch_job;
 
-/* Runs entry i with the worker's own context (and arena). */
+/* The item_op of entry i: its verb, table and key or item. */
+static item_op
+entry_op(const batch_job *b, size_t i)
+{
+	const entry *e = &b->es[i];
+	const get_table *g = b->ts != NULL ? &b->ts[b->owner[i]] : NULL;
+	return (item_op) { .table = e->table, .v = &e->v, .is_item = e->put,
+		.req = { .op = g != NULL ? RPC_GET : e->put ? RPC_PUT :
+		RPC_DELETE, .consistent = g != NULL && g->consistent } };
+}
+
+/* Books the node's answer to entry i (capacity, the item read). */
+static void
+finish(batch_job *b, api_ctx *wc, size_t i, const rpc_response *resp)
+{
+	slot *sl = &b->slots[i];
+	const get_table *g = b->ts != NULL ? &b->ts[b->owner[i]] : NULL;
+	if (g == NULL) {
+		sl->half = 2 * capacity_write_units(resp->old_size,
+		    resp->new_size);
+		return;
+	}
+	value item, shown;
+	sl->half = capacity_read_half_units(resp->old_size, g->consistent);
+	if (resp->found && resp->item != NULL &&
+	    codec_decode(wc->a, resp->item, resp->item_len, &item) == KV_OK) {
+		shown = item;
+		if (g->x.proj == NULL || expr_project(wc->a, &item, g->x.proj,
+		    &shown) == KV_OK)
+			sl->item = json_from_item(&shown);
+		sl->bytes = resp->item_len;
+	}
+}
+
+/* Entry i on its own: routed, sent, retried after stale routes. */
 static void
 run_one(batch_job *b, api_ctx *wc, size_t i)
 {
 	entry *e = &b->es[i];
 	slot *sl = &b->slots[i];
-	const get_table *g = b->ts != NULL ? &b->ts[b->owner[i]] : NULL;
-	item_op op = { .table = e->table, .v = &e->v, .is_item = e->put,
-		.req = { .op = g != NULL ? RPC_GET : e->put ? RPC_PUT :
-		RPC_DELETE, .consistent = g != NULL && g->consistent } };
+	item_op op = entry_op(b, i);
 	rpc_response resp;
 
 	if ((e->put && !ops_item_encode(wc, &e->v, &op, &sl->fail)) ||
@@ -238,24 +277,70 @@ run_one(batch_job *b, api_ctx *wc, size_t i)
 		sl->throttled = op.throttled;
 		return;
 	}
-	if (g == NULL) {
-		sl->half = 2 * capacity_write_units(resp.old_size,
-		    resp.new_size);
-	} else {
-		value item, shown;
-		sl->half = capacity_read_half_units(resp.old_size,
-		    g->consistent);
-		if (resp.found && resp.item != NULL &&
-		    codec_decode(wc->a, resp.item, resp.item_len, &item) ==
-		    KV_OK) {
-			shown = item;
-			if (g->x.proj == NULL || expr_project(wc->a, &item,
-			    g->x.proj, &shown) == KV_OK)
-				sl->item = json_from_item(&shown);
-			sl->bytes = resp.item_len;
+	finish(b, wc, i, &resp);
+	wire_response_fini(&resp);
+}
+
+/*
+ * Sends every routed entry owned by `node` in one MULTI and books the
+ * answers. Entries the node answers STALE_ROUTE are marked `again`.
+ */
+static void
+run_group(batch_job *b, api_ctx *wc, uint32_t node)
+{
+	size_t idx[RPC_MULTI_MAX], n = 0;
+	uint8_t *bufs[RPC_MULTI_MAX];
+	const uint8_t *subs[RPC_MULTI_MAX];
+	size_t lens[RPC_MULTI_MAX];
+	kv_err rv = KV_OK;
+
+	for (size_t i = 0; i < b->n && n < RPC_MULTI_MAX; i++)
+		if (b->node[i] == node)
+			idx[n++] = i;
+	if (n == 0)
+		return;
+	size_t packed = 0;
+	for (; packed < n && rv == KV_OK; packed++) {
+		rv = wire_pack_request(&b->ops[idx[packed]].req, &bufs[packed],
+		    &lens[packed]);
+		subs[packed] = bufs[packed];
+	}
+	if (rv != KV_OK)
+		packed--; /* the failed one allocated nothing */
+	rpc_request req = { .op = RPC_MULTI, .subs = subs, .sub_lens = lens,
+		.n_subs = n };
+	rpc_response resp;
+	memset(&resp, 0, sizeof(resp));
+	if (rv == KV_OK)
+		rv = conn_call(wc->r, node, &req, wc->a, &resp);
+	if (rv == KV_OK && (resp.code != KV_OK || resp.n_subs != n))
+		rv = resp.code != KV_OK ? resp.code : KV_PROTO;
+	for (size_t k = 0; k < n; k++) {
+		size_t i = idx[k];
+		slot *sl = &b->slots[i];
+		rpc_response one;
+		if (rv != KV_OK) {
+			errors_from_kv(&sl->fail, rv);
+			continue;
+		}
+		if (wire_unpack_response(resp.subs[k], resp.sub_lens[k],
+		    wc->a, &one) != KV_OK) {
+			errors_from_kv(&sl->fail, KV_PROTO);
+			continue;
+		}
+		int a = ops_item_answer(wc, &b->ops[i], &one, &sl->fail);
+		if (a < 0) {
+			b->again[i] = true;
+		} else if (a == 0) {
+			sl->throttled = b->ops[i].throttled;
+		} else {
+			finish(b, wc, i, &one);
+			wire_response_fini(&one);
 		}
 	}
 	wire_response_fini(&resp);
+	for (size_t k = 0; k < packed; k++)
+		free(bufs[k]);
 }
 
 static void *
@@ -266,24 +351,52 @@ worker(void *arg)
 	arena a;
 	wc.a = &a;
 	for (;;) {
-		size_t i = atomic_fetch_add(&b->next, 1);
-		if (i >= b->n)
+		size_t node = atomic_fetch_add(&b->next, 1);
+		if (node >= b->c->r->cfg.n_nodes)
 			break;
 		arena_init(&a);
-		run_one(b, &wc, i);
+		run_group(b, &wc, (uint32_t) node);
 		arena_fini(&a);
 	}
 	return NULL;
 }
 
-/* Runs every entry of b, in parallel. */
+/*
+ * Runs every entry of b: routes them all, sends each node's share as one
+ * MULTI message (one worker thread per node, in parallel), then sends the
+ * entries whose partition had moved the single-item way, which refreshes
+ * the catalog and retries.
+ */
 static void
 run_all(batch_job *b)
 {
+	api_ctx *c = b->c;
+	size_t n_nodes = c->r->cfg.n_nodes;
 	pthread_t th[BATCH_THREADS];
 	size_t started = 0;
+	bool refreshed = false;
+
+	b->ops = arena_alloc(c->a, (b->n + 1) * sizeof(*b->ops));
+	b->node = arena_alloc(c->a, (b->n + 1) * sizeof(*b->node));
+	b->again = arena_alloc(c->a, (b->n + 1) * sizeof(*b->again));
+	if (b->ops == NULL || b->node == NULL || b->again == NULL) {
+		for (size_t i = 0; i < b->n; i++)
+			errors_from_kv(&b->slots[i].fail, KV_ENOMEM);
+		return;
+	}
+	for (size_t i = 0; i < b->n; i++) {
+		entry *e = &b->es[i];
+		slot *sl = &b->slots[i];
+		b->ops[i] = entry_op(b, i);
+		b->again[i] = false;
+		b->node[i] = UINT32_MAX;
+		if ((e->put && !ops_item_encode(c, &e->v, &b->ops[i],
+		    &sl->fail)) || !ops_item_route(c, &b->ops[i], &refreshed,
+		    &b->node[i], &sl->fail))
+			b->node[i] = UINT32_MAX;
+	}
 	atomic_init(&b->next, 0);
-	for (size_t t = 1; t < BATCH_THREADS && t < b->n; t++) {
+	for (size_t t = 1; t < BATCH_THREADS && t < n_nodes; t++) {
 		if (pthread_create(&th[started], NULL, worker, b) != 0)
 			break; /* the rest is done by fewer workers */
 		started++;
@@ -291,6 +404,9 @@ run_all(batch_job *b)
 	worker(b);
 	for (size_t t = 0; t < started; t++)
 		pthread_join(th[t], NULL);
+	for (size_t i = 0; i < b->n; i++)
+		if (b->again[i])
+			run_one(b, c, i);
 }
 
 void

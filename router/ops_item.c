@@ -65,12 +65,11 @@ op_key(const table *t, const item_op *op, const value **pk,
 }
 
 bool
-ops_item_call(api_ctx *c, item_op *op, rpc_response *resp, reply *out)
+ops_item_route(api_ctx *c, item_op *op, bool *refreshed, uint32_t *owner,
+    reply *out)
 {
 	rpc_request *req = &op->req;
-	bool refreshed = false;
-
-	for (int attempt = 0; attempt < STALE_RETRIES; attempt++) {
+	for (;;) {
 		const value *pk, *sk;
 		uint8_t *key;
 		size_t klen;
@@ -80,8 +79,8 @@ ops_item_call(api_ctx *c, item_op *op, rpc_response *resp, reply *out)
 		    strlen(op->table));
 		if (t == NULL || !table_serving(t)) {
 			route_read_unlock();
-			if (!refreshed) {
-				refreshed = true;
+			if (!*refreshed) {
+				*refreshed = true;
 				route_refresh(c->r);
 				continue;
 			}
@@ -104,39 +103,58 @@ ops_item_call(api_ctx *c, item_op *op, rpc_response *resp, reply *out)
 		req->table_id = t->id;
 		req->part = p->id;
 		req->epoch = p->epoch;
-		uint32_t owner = p->node;
+		*owner = p->node;
 		route_read_unlock();
 		if (req->key == NULL) {
 			errors_from_kv(out, KV_ENOMEM);
 			return false;
 		}
+		return true;
+	}
+}
 
-		kv_err rv = conn_call(c->r, owner, req, c->a, resp);
+int
+ops_item_answer(api_ctx *c, item_op *op, rpc_response *resp, reply *out)
+{
+	switch (resp->code) {
+	case KV_STALE_ROUTE:
+		wire_response_fini(resp);
+		return -1;
+	case KV_OK:
+	case KV_COND_FAILED:
+	case KV_EINVAL:
+		return 1;
+	case KV_THROTTLED:
+		op->throttled = true;
+		errors_throttled(out, resp->throttle, op->table, c->region);
+		wire_response_fini(resp);
+		return 0;
+	default:
+		errors_from_kv(out, resp->code);
+		wire_response_fini(resp);
+		return 0;
+	}
+}
+
+bool
+ops_item_call(api_ctx *c, item_op *op, rpc_response *resp, reply *out)
+{
+	bool refreshed = false;
+
+	for (int attempt = 0; attempt < STALE_RETRIES; attempt++) {
+		uint32_t owner;
+		if (!ops_item_route(c, op, &refreshed, &owner, out))
+			return false;
+		kv_err rv = conn_call(c->r, owner, &op->req, c->a, resp);
 		if (rv != KV_OK) {
 			errors_from_kv(out, rv);
 			return false;
 		}
-		switch (resp->code) {
-		case KV_STALE_ROUTE:
-			wire_response_fini(resp);
-			route_stale(c->r, attempt);
-			refreshed = true;
-			continue;
-		case KV_OK:
-		case KV_COND_FAILED:
-		case KV_EINVAL:
-			return true;
-		case KV_THROTTLED:
-			op->throttled = true;
-			errors_throttled(out, resp->throttle, op->table,
-			    c->region);
-			wire_response_fini(resp);
-			return false;
-		default:
-			errors_from_kv(out, resp->code);
-			wire_response_fini(resp);
-			return false;
-		}
+		int a = ops_item_answer(c, op, resp, out);
+		if (a >= 0)
+			return a == 1;
+		route_stale(c->r, attempt);
+		refreshed = true;
 	}
 	errors_reply(out, ERR_UNAVAILABLE,
 	    "The partition map kept changing; try again");

@@ -30,6 +30,25 @@ typedef struct item_op {
  */
 bool ops_item_call(api_ctx *c, item_op *op, rpc_response *resp, reply *out);
 
+/*
+ * ops_item_route fills op->req's table, partition, epoch and storage key
+ * from the current catalog and returns the partition's owner in *owner;
+ * false after filling *out (missing table, refreshed once when *refreshed
+ * was false; bad key). The batch operations route first, then send every
+ * item of one node in one message.
+ */
+bool ops_item_route(api_ctx *c, item_op *op, bool *refreshed,
+    uint32_t *owner, reply *out);
+
+/*
+ * ops_item_answer sorts a node's response to op: 1 when it is an answer
+ * for the client (KV_OK, KV_COND_FAILED, KV_EINVAL), 0 after filling *out
+ * (a throttle also sets op->throttled), -1 for a stale route (retry after
+ * route_stale). Finalises resp unless it returns 1.
+ */
+int ops_item_answer(api_ctx *c, item_op *op, rpc_response *resp,
+    reply *out);
+
 /* ops_item_encode puts v into op->req.item as codec bytes (in c->a). */
 bool ops_item_encode(api_ctx *c, const value *v, item_op *op, reply *out);
 

@@ -1177,6 +1177,14 @@ Test(verbs, catalog_survives_reopen, .timeout = 60)
 
 #define UNIT_MICRO (2 * BUCKET_MICRO)
 
+static double
+now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double) t.tv_sec + t.tv_nsec / 1e9;
+}
+
 Test(verbs, writes_beyond_the_ceiling_are_throttled_and_change_nothing)
 {
 	itm a, b;
@@ -1191,9 +1199,13 @@ Test(verbs, writes_beyond_the_ceiling_are_throttled_and_change_nothing)
 	 * and one more if the refill during them took the level above zero.
 	 */
 	int ok = 0;
+	double t0 = now_s();
 	while (ok < 100 && put(&a, RPC_RETURN_NONE).code == KV_OK)
 		ok++;
-	cr_assert(ok >= 10 && ok <= 11, "%d writes admitted", ok);
+	/* Plus what flowed in meanwhile (a loaded machine is slow). */
+	int most = 11 + (int) ((now_s() - t0) * 10);
+	cr_assert(ok >= 10 && ok <= most, "%d writes admitted (most %d)", ok,
+	    most);
 	rpc_response r = put(&b, RPC_RETURN_NONE);
 	cr_assert_eq(r.code, KV_THROTTLED);
 	cr_assert_eq(r.throttle, RPC_THROTTLE_WRITE, "on demand, ceiling");
@@ -1234,9 +1246,12 @@ Test(verbs, provisioned_share_below_the_ceiling_binds)
 	make_itm(&a, &T, "alpha", "one");
 	int ok = 0; /* one second of 2 WCU/s */
 	rpc_response r;
+	double t0 = now_s();
 	while (ok < 100 && (r = put(&a, RPC_RETURN_NONE)).code == KV_OK)
 		ok++;
-	cr_assert(ok >= 2 && ok <= 3, "%d writes admitted", ok);
+	int most = 3 + (int) ((now_s() - t0) * 2);
+	cr_assert(ok >= 2 && ok <= most, "%d writes admitted (most %d)", ok,
+	    most);
 	cr_assert_eq(r.code, KV_THROTTLED);
 	cr_assert_eq(r.throttle, RPC_THROTTLE_WRITE |
 	    RPC_THROTTLE_PROVISIONED | RPC_THROTTLE_TABLE_PROVISIONED);
@@ -1333,4 +1348,58 @@ Test(verbs, catalog_update_table_reaches_the_buckets, .timeout = 60)
 	cr_assert_eq(stats_of(&s, id, 0)->write_rate,
 	    (int64_t) CONFIG_PARTITION_WCU * UNIT_MICRO);
 	cr_assert_eq(stats_of(&s, id, 0)->prov_wcu, 0);
+}
+
+/* ---- MULTI: several item verbs in one message ---- */
+
+Test(verbs, multi_serves_each_sub_request_in_order)
+{
+	itm a, b;
+	uint8_t *bufs[3];
+	size_t lens[3];
+	const uint8_t *subs[3];
+
+	cr_assert_eq(assign(&T), KV_OK);
+	make_itm(&a, &T, "alpha", "one");
+	make_itm(&b, &T, "beta", "two");
+	rpc_request reqs[3] = {
+		item_req(RPC_PUT, &a, epoch_of(&a), RPC_RETURN_NONE),
+		item_req(RPC_GET, &a, epoch_of(&a), RPC_RETURN_NONE),
+		item_req(RPC_GET, &b, epoch_of(&b) + 1, RPC_RETURN_NONE),
+	};
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(wire_pack_request(&reqs[i], &bufs[i], &lens[i]),
+		    KV_OK);
+		subs[i] = bufs[i];
+	}
+	rpc_request m = { .op = RPC_MULTI, .subs = subs, .sub_lens = lens,
+		.n_subs = 3 };
+	rpc_response r = call(&m);
+	cr_assert_eq(r.code, KV_OK);
+	cr_assert_eq(r.n_subs, 3);
+	rpc_response one[3];
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(wire_unpack_response(r.subs[i], r.sub_lens[i], &A,
+		    &one[i]), KV_OK);
+	cr_assert_eq(one[0].code, KV_OK, "the put");
+	cr_assert_eq(one[1].code, KV_OK);
+	cr_assert(one[1].found, "the get sees the put before it");
+	cr_assert_eq(one[1].item_len, a.enc_len);
+	cr_assert_eq(one[2].code, KV_STALE_ROUTE, "its own route check");
+	for (int i = 0; i < 3; i++)
+		free(bufs[i]);
+
+	/* Only single-item verbs may be inside. */
+	rpc_request bad = { .op = RPC_STATS };
+	cr_assert_eq(wire_pack_request(&bad, &bufs[0], &lens[0]), KV_OK);
+	subs[0] = bufs[0];
+	m.n_subs = 1;
+	r = call(&m);
+	cr_assert_eq(r.code, KV_OK);
+	cr_assert_eq(wire_unpack_response(r.subs[0], r.sub_lens[0], &A,
+	    &one[0]), KV_OK);
+	cr_assert_eq(one[0].code, KV_PROTO);
+	free(bufs[0]);
+	itm_fini(&a);
+	itm_fini(&b);
 }

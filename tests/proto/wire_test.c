@@ -153,6 +153,21 @@ static const uint8_t KEY[] = { 0, 0, 0, 7, 0xff, 0, 0x80, 1, 2, 3, 4, 5,
 	1, 'k', 0, 0xff, 0, 1 };
 static const uint8_t ITEM[] = { 7, 1, 2, 'p', 'k', 1, 1, 'x', 0 };
 
+/* MULTI sub-messages: opaque bytes, one of them empty (a default message). */
+static const uint8_t *const SUBS[3] = { KEY, ITEM, (const uint8_t *) "" };
+static const size_t SUB_LENS[3] = { sizeof(KEY), sizeof(ITEM), 0 };
+
+static void
+expect_subs(const uint8_t *const *subs, const size_t *lens, size_t n)
+{
+	cr_assert_eq(n, 3);
+	for (size_t i = 0; i < 3; i++) {
+		cr_assert_eq(lens[i], SUB_LENS[i], "sub %zu", i);
+		cr_assert_not_null(subs[i]);
+		cr_assert_arr_eq(subs[i], SUBS[i], SUB_LENS[i]);
+	}
+}
+
 /* A request with every field set; t is borrowed. */
 static rpc_request
 full_request(const table *t)
@@ -163,7 +178,9 @@ full_request(const table *t)
 		.item = ITEM, .item_len = sizeof(ITEM),
 		.return_values = RPC_RETURN_ALL_OLD, .consistent = true,
 		.table = t, .table_name = "alpha", .min_version = 1ULL << 50,
-		.node = 300, /* two varint bytes: the last field packed */
+		.node = 300, /* two varint bytes */
+		.subs = (const uint8_t **) SUBS, .sub_lens = (size_t *) SUB_LENS,
+		.n_subs = 3,
 	};
 }
 
@@ -188,6 +205,8 @@ full_response(catalog *c, table *t)
 		.cat = c, .table = t, .stats = (part_stats *) STATS,
 		.n_stats = 3, .throttle = RPC_THROTTLE_WRITE |
 		RPC_THROTTLE_TABLE_PROVISIONED,
+		.subs = (const uint8_t **) SUBS, .sub_lens = (size_t *) SUB_LENS,
+		.n_subs = 3,
 	};
 }
 
@@ -218,6 +237,7 @@ Test(wire, request_round_trips_every_field)
 	cr_assert_str_eq(out.table_name, "alpha");
 	cr_assert_eq(out.min_version, in.min_version);
 	cr_assert_eq(out.node, 300);
+	expect_subs(out.subs, out.sub_lens, out.n_subs);
 	cr_assert_not_null(out.table);
 	cr_assert_neq(out.table, &t);
 	expect_table_eq(out.table, &t);
@@ -299,6 +319,9 @@ Test(wire, response_round_trips_every_field)
 		cr_assert_eq(memcmp(&out.stats[i], &STATS[i],
 		    sizeof(part_stats)), 0, "capacity fields of stats[%zu]", i);
 	}
+	cr_assert_eq(out.throttle, RPC_THROTTLE_WRITE |
+	    RPC_THROTTLE_TABLE_PROVISIONED);
+	expect_subs(out.subs, out.sub_lens, out.n_subs);
 	wire_response_fini(&out);
 	cr_assert_null(out.cat);
 	cr_assert_null(out.table);

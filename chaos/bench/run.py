@@ -207,7 +207,7 @@ def main():
     ap.add_argument("--connections", type=int, default=32)
     ap.add_argument("--vs", choices=["dynalite"])
     ap.add_argument("--vs-url")
-    ap.add_argument("--open-rate", type=int, default=5000)
+    ap.add_argument("--open-rate", type=int, default=3000)
     ap.add_argument("--workloads", default=",".join(DEFAULT))
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--capacity-overhead", action="store_true")

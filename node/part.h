@@ -101,7 +101,10 @@ kv_err part_map_check_key_locked(part_map *m, uint32_t table_id,
 
 /*
  * part_map_add_locked inserts a new partition with zero counters and
- * returns it in *out. Needs m->lock exclusive. KV_OK or KV_ENOMEM.
+ * returns it in *out. Its buckets are unset (rate 0: every request would
+ * be throttled) until the caller gives it its ceilings with
+ * throttle_configure, as ASSIGN and the node's start do. Needs m->lock
+ * exclusive. KV_OK or KV_ENOMEM.
  */
 kv_err part_map_add_locked(part_map *m, uint32_t table_id, uint32_t id,
     uint64_t lo, uint64_t last, uint64_t epoch, part **out);

@@ -54,7 +54,6 @@ struct rpc_client {
 	pconn idle[MAX_IDLE]; /* guarded by mu */
 	int n_idle;
 	atomic_bool ever;   /* connected at least once */
-	atomic_bool up;     /* the last attempt to connect succeeded */
 	struct timespec opened;
 };
 
@@ -112,7 +111,6 @@ rpc_client_open(const char *url, rpc_client **out)
 	}
 	pthread_mutex_init(&c->mu, NULL);
 	atomic_init(&c->ever, false);
-	atomic_init(&c->up, false);
 	clock_gettime(CLOCK_MONOTONIC, &c->opened);
 	*out = c;
 	return KV_OK;
@@ -127,12 +125,6 @@ rpc_client_close(rpc_client *c)
 		close(c->idle[i].fd);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
-}
-
-bool
-rpc_client_connected(rpc_client *c)
-{
-	return atomic_load(&c->up);
 }
 
 /* Waits until fd is ready for ev or the deadline passes (false). */
@@ -236,12 +228,10 @@ take(rpc_client *c, int64_t deadline, pconn *out)
 	for (;;) {
 		int fd = dial(c, deadline);
 		if (fd >= 0) {
-			atomic_store(&c->up, true);
 			atomic_store(&c->ever, true);
 			*out = (pconn) { .fd = fd, .timeout_ms = 0 };
 			return true;
 		}
-		atomic_store(&c->up, false);
 		if (now_ms() >= until)
 			return false;
 		usleep(5000);

@@ -46,10 +46,6 @@ kv_err rpc_client_open(const char *url, rpc_client **out);
 /* rpc_client_close closes its connections; accepts NULL. No call may run. */
 void rpc_client_close(rpc_client *c);
 
-/* rpc_client_connected reports whether the last connection attempt
- * succeeded (false before the first). */
-bool rpc_client_connected(rpc_client *c);
-
 /*
  * rpc_call sends req and waits up to timeout_ms for the response, which is
  * unpacked into *resp (see wire_unpack_response for ownership; call

@@ -300,13 +300,11 @@ run_group(batch_job *b, api_ctx *wc, uint32_t node)
 	if (n == 0)
 		return;
 	size_t packed = 0;
-	for (; packed < n && rv == KV_OK; packed++) {
-		rv = wire_pack_request(&b->ops[idx[packed]].req, &bufs[packed],
-		    &lens[packed]);
+	while (packed < n && (rv = wire_pack_request(&b->ops[idx[packed]].req,
+	    &bufs[packed], &lens[packed])) == KV_OK) {
 		subs[packed] = bufs[packed];
+		packed++;
 	}
-	if (rv != KV_OK)
-		packed--; /* the failed one allocated nothing */
 	rpc_request req = { .op = RPC_MULTI, .subs = subs, .sub_lens = lens,
 		.n_subs = n };
 	rpc_response resp;
@@ -389,11 +387,10 @@ run_all(batch_job *b)
 		slot *sl = &b->slots[i];
 		b->ops[i] = entry_op(b, i);
 		b->again[i] = false;
-		b->node[i] = UINT32_MAX;
-		if ((e->put && !ops_item_encode(c, &e->v, &b->ops[i],
-		    &sl->fail)) || !ops_item_route(c, &b->ops[i], &refreshed,
-		    &b->node[i], &sl->fail))
-			b->node[i] = UINT32_MAX;
+		b->node[i] = UINT32_MAX; /* stays so when it fails here */
+		if (!e->put || ops_item_encode(c, &e->v, &b->ops[i], &sl->fail))
+			ops_item_route(c, &b->ops[i], &refreshed, &b->node[i],
+			    &sl->fail);
 	}
 	atomic_init(&b->next, 0);
 	for (size_t t = 1; t < BATCH_THREADS && t < n_nodes; t++) {

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "metrics.h"
 #include "rpc.h"
 
 #define TIMEOUT_MS 5000 /* generous: a loaded node is slow, not gone */
@@ -214,8 +215,6 @@ print_partitions(const sample *prev, const sample *cur)
 			part_stats zero = { 0 };
 			if (b == NULL)
 				b = &zero;
-			double br = units(a->read_credit - a->read_rate);
-			double bw = units(a->write_credit - a->write_rate);
 			printf("%-20.20s %4u %4u %9.1f %9.1f %8.1f %8.1f %8.0f "
 			    "%8.0f %10.0f %10.0f %9llu\n", tb->name, pp->id,
 			    pp->node,
@@ -224,7 +223,9 @@ print_partitions(const sample *prev, const sample *cur)
 			    rate(a->read_throttled, b->read_throttled, dt),
 			    rate(a->write_throttled, b->write_throttled, dt),
 			    units(a->read_rate), units(a->write_rate),
-			    br > 0 ? br : 0, bw > 0 ? bw : 0,
+			    metrics_burst_units(a->read_credit, a->read_rate),
+			    metrics_burst_units(a->write_credit,
+			    a->write_rate),
 			    (unsigned long long) a->items);
 		}
 	}

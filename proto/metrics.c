@@ -21,21 +21,20 @@ static double f_wr(const part_stats *s) { return s->write_rate / 2e6; }
 static double f_items(const part_stats *s) { return (double) s->items; }
 static double f_bytes(const part_stats *s) { return (double) s->bytes; }
 
-/* Credit beyond the current second (bucket.h); never negative. */
-static double
-burst(int64_t level, int64_t rate)
+double
+metrics_burst_units(int64_t level, int64_t rate)
 {
 	return level > rate ? (double) (level - rate) / 2e6 : 0;
 }
 
 static double f_rb(const part_stats *s)
 {
-	return burst(s->read_credit, s->read_rate);
+	return metrics_burst_units(s->read_credit, s->read_rate);
 }
 
 static double f_wb(const part_stats *s)
 {
-	return burst(s->write_credit, s->write_rate);
+	return metrics_burst_units(s->write_credit, s->write_rate);
 }
 
 static const struct family {

@@ -42,6 +42,13 @@ typedef struct metrics_source {
 } metrics_source;
 
 /*
+ * metrics_burst_units returns the burst credit, in capacity units, of a
+ * bucket at level with rate (micro half-units, as part_stats carries
+ * them): the level above the current second, never negative.
+ */
+double metrics_burst_units(int64_t level, int64_t rate);
+
+/*
  * metrics_write_parts writes every family above for the partitions of
  * srcs[0..n) to f. name_of may be NULL.
  */

@@ -2,9 +2,10 @@
  * server.c — the node's request server (see server.h).
  *
  * Framing is rpc.c's: a 4-byte little-endian length, then a packed
- * request; the reply goes back the same way on the same connection. A
- * client runs one call at a time per connection, so a connection has at
- * most one request being served.
+ * request; the reply goes back the same way on the same connection, in
+ * the order the requests came. rpc.c runs one call at a time on a
+ * connection; a router's event loop sends many (router/http.c), and the
+ * replies to all the requests one read brought go back in one write.
  *
  * Threads: `threads` workers wait on one epoll set. Every connection is
  * registered EPOLLONESHOT, so exactly one worker handles it at a time: it
@@ -47,6 +48,8 @@ typedef struct sconn {
 	int fd;
 	uint8_t *buf; /* bytes read and not yet served */
 	size_t len, cap;
+	uint8_t *out; /* replies not yet written */
+	size_t olen, ocap;
 } sconn;
 
 struct server {
@@ -76,12 +79,13 @@ conn_forget(server *s, sconn *c)
 	pthread_mutex_unlock(&s->mu);
 	close(c->fd);
 	free(c->buf);
+	free(c->out);
 	free(c);
 }
 
-/* Serves one request frame body; writes the reply. False: drop. */
+/* Serves one request frame body; queues the reply. False: drop. */
 static bool
-serve(server *s, int fd, const uint8_t *msg, size_t len)
+serve(server *s, sconn *c, const uint8_t *msg, size_t len)
 {
 	arena a;
 	rpc_request req;
@@ -107,16 +111,39 @@ serve(server *s, int fd, const uint8_t *msg, size_t len)
 	wire_response_fini(&resp);
 	wire_request_fini(&req);
 	arena_fini(&a);
-	bool ok = false;
-	uint8_t *frame = out != NULL ? realloc(out, olen + 4) : NULL;
-	if (frame != NULL) {
-		memmove(frame + 4, frame, olen);
-		for (int i = 0; i < 4; i++)
-			frame[i] = (uint8_t) (olen >> (8 * i));
-		ok = rpc_send_all(fd, frame, olen + 4, WRITE_TIMEOUT_MS);
-		free(frame);
-	} else {
-		free(out);
+	if (out == NULL)
+		return false;
+	if (c->ocap - c->olen < olen + 4) {
+		size_t cap = c->ocap == 0 ? 4096 : c->ocap;
+		while (cap - c->olen < olen + 4)
+			cap *= 2;
+		uint8_t *nb = realloc(c->out, cap);
+		if (nb == NULL) {
+			free(out);
+			return false;
+		}
+		c->out = nb;
+		c->ocap = cap;
+	}
+	for (int i = 0; i < 4; i++)
+		c->out[c->olen++] = (uint8_t) (olen >> (8 * i));
+	memcpy(c->out + c->olen, out, olen);
+	c->olen += olen;
+	free(out);
+	return true;
+}
+
+/* Writes the queued replies in one go. False: drop. */
+static bool
+flush(sconn *c)
+{
+	bool ok = c->olen == 0 ||
+	    rpc_send_all(c->fd, c->out, c->olen, WRITE_TIMEOUT_MS);
+	c->olen = 0;
+	if (c->ocap > 1024 * 1024) {
+		free(c->out);
+		c->out = NULL;
+		c->ocap = 0;
 	}
 	return ok;
 }
@@ -155,10 +182,13 @@ on_readable(server *s, sconn *c)
 				return false;
 			if (c->len - off - 4 < flen)
 				break;
-			if (!serve(s, c->fd, h + 4, flen))
+			if (!serve(s, c, h + 4, flen))
 				return false;
 			off += 4 + (size_t) flen;
 		}
+		/* Every reply to what this read brought, in one write. */
+		if (!flush(c))
+			return false;
 		if (off > 0) {
 			memmove(c->buf, c->buf + off, c->len - off);
 			c->len -= off;
@@ -354,6 +384,7 @@ server_close(server *s)
 	for (size_t i = 0; i < s->n_conns; i++) {
 		close(s->conns[i]->fd);
 		free(s->conns[i]->buf);
+		free(s->conns[i]->out);
 		free(s->conns[i]);
 	}
 	free(s->conns);

@@ -5,7 +5,7 @@
  * hands the object to the operation. Request members that are names or
  * enumerations are read with req_string, which refuses an embedded NUL.
  */
-#include "api.h"
+#include "api_async.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,23 +15,25 @@
 
 #define TARGET_PREFIX "DynamoDB_20120810."
 
+/* item: the single-item operations, which the event loop runs itself. */
 static const struct {
 	const char *name;
 	api_op_fn fn;
+	int item; /* item_kind, or -1 */
 } ops[API_N_OPS] = {
-	{ "CreateTable", ops_table_create },
-	{ "DescribeTable", ops_table_describe },
-	{ "ListTables", ops_table_list },
-	{ "DeleteTable", ops_table_delete },
-	{ "UpdateTable", ops_table_update },
-	{ "PutItem", ops_item_put },
-	{ "GetItem", ops_item_get },
-	{ "DeleteItem", ops_item_delete },
-	{ "UpdateItem", ops_item_update },
-	{ "Query", ops_read_query },
-	{ "Scan", ops_read_scan },
-	{ "BatchGetItem", ops_batch_get },
-	{ "BatchWriteItem", ops_batch_write },
+	{ "CreateTable", ops_table_create, -1 },
+	{ "DescribeTable", ops_table_describe, -1 },
+	{ "ListTables", ops_table_list, -1 },
+	{ "DeleteTable", ops_table_delete, -1 },
+	{ "UpdateTable", ops_table_update, -1 },
+	{ "PutItem", ops_item_put, ITEM_PUT },
+	{ "GetItem", ops_item_get, ITEM_GET },
+	{ "DeleteItem", ops_item_delete, ITEM_DELETE },
+	{ "UpdateItem", ops_item_update, ITEM_UPDATE },
+	{ "Query", ops_read_query, -1 },
+	{ "Scan", ops_read_scan, -1 },
+	{ "BatchGetItem", ops_batch_get, -1 },
+	{ "BatchWriteItem", ops_batch_write, -1 },
 };
 
 void
@@ -94,45 +96,123 @@ api_op_name(size_t i)
 	return i < API_N_OPS ? ops[i].name : NULL;
 }
 
-void
-api_handle(router *r, const char *target, const char *auth,
-    const char *body, size_t len, reply *out)
+/*
+ * Finds the operation of target and parses body into *j; false after
+ * filling *out (counted when the operation is known).
+ */
+static bool
+parse(router *r, const char *target, const char *body, size_t len,
+    size_t *op, json_t **j, reply *out)
 {
-	api_op_fn fn = NULL;
-	size_t op = 0;
 	json_error_t jerr;
-	arena a;
+	bool found = false;
 
 	if (target != NULL && strncmp(target, TARGET_PREFIX,
 	    strlen(TARGET_PREFIX)) == 0) {
 		const char *name = target + strlen(TARGET_PREFIX);
-		for (size_t i = 0; i < API_N_OPS; i++)
+		for (size_t i = 0; i < API_N_OPS && !found; i++)
 			if (strcmp(ops[i].name, name) == 0) {
-				fn = ops[i].fn;
-				op = i;
+				*op = i;
+				found = true;
 			}
 	}
-	if (fn == NULL) {
+	if (!found) {
 		errors_reply(out, ERR_UNKNOWN_OPERATION,
 		    "An unknown operation was requested.");
-		return;
+		return false;
 	}
-	json_t *j = json_loadb(body, len,
-	    JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
-	if (j == NULL || !json_is_object(j)) {
+	*j = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
+	    &jerr);
+	if (*j == NULL || !json_is_object(*j)) {
 		errors_reply(out, ERR_SERIALIZATION, "%s",
-		    j == NULL ? jerr.text :
+		    *j == NULL ? jerr.text :
 		    "Start of structure or map found where not expected");
-		json_decref(j);
-		count(r, op, out);
-		return;
+		json_decref(*j);
+		count(r, *op, out);
+		return false;
 	}
-	arena_init(&a);
-	api_ctx c = { .r = r, .a = &a, .region = region_of(&a, auth) };
-	if (c.region == NULL)
-		c.region = "us-east-1";
-	fn(&c, j, out);
+	return true;
+}
+
+static void
+ctx_init(api_ctx *c, router *r, arena *a, const char *auth)
+{
+	arena_init(a);
+	c->r = r;
+	c->a = a;
+	c->region = region_of(a, auth);
+	if (c->region == NULL)
+		c->region = "us-east-1";
+}
+
+void
+api_handle(router *r, const char *target, const char *auth,
+    const char *body, size_t len, reply *out)
+{
+	size_t op;
+	json_t *j;
+	arena a;
+	api_ctx c;
+
+	if (!parse(r, target, body, len, &op, &j, out))
+		return;
+	ctx_init(&c, r, &a, auth);
+	ops[op].fn(&c, j, out);
 	count(r, op, out);
 	json_decref(j);
 	arena_fini(&a);
+}
+
+static void
+async_fini(api_async *s)
+{
+	json_decref(s->body);
+	s->body = NULL;
+	arena_fini(&s->a);
+}
+
+api_path
+api_start(router *r, const char *target, const char *auth, const char *body,
+    size_t len, api_async *s, reply *out)
+{
+	memset(s, 0, sizeof(*s));
+	if (!parse(r, target, body, len, &s->op, &s->body, out))
+		return API_DONE;
+	if (ops[s->op].item < 0) {
+		json_decref(s->body);
+		return API_WORKER;
+	}
+	ctx_init(&s->c, r, &s->a, auth);
+	if (ops_item_prepare(&s->c, (item_kind) ops[s->op].item, s->body,
+	    &s->ir, out) && ops_item_route(&s->c, &s->ir.op, NULL, &s->owner,
+	    out))
+		return API_NODE;
+	async_fini(s);
+	if (out->status == 0)
+		return API_WORKER; /* not in this router's catalog yet */
+	count(r, s->op, out);
+	return API_DONE;
+}
+
+api_path
+api_finish(api_async *s, kv_err rv, rpc_response *resp, reply *out)
+{
+	int a = 0;
+	if (rv != KV_OK)
+		errors_from_kv(out, rv);
+	else
+		a = ops_item_answer(&s->c, &s->ir.op, resp, out);
+	if (a == 1)
+		ops_item_finish(&s->c, &s->ir, resp, out);
+	async_fini(s);
+	if (a < 0)
+		return API_WORKER; /* a stale route: the worker refreshes */
+	count(s->c.r, s->op, out);
+	return API_DONE;
+}
+
+void
+api_abort(api_async *s)
+{
+	async_fini(s);
 }

@@ -1,41 +1,214 @@
 /*
- * http.c — libmicrohttpd front end (see http.h).
+ * http.c — the router's HTTP/1.1 server (see http.h).
  *
- * A POST body is gathered into a buffer that grows as data arrives, up to
- * HTTP_MAX_BODY; a Content-Length above that is answered (413) at once,
- * before the body is read, and a chunked body that grows past it closes
- * the connection. Every answer carries DynamoDB's headers:
- * x-amzn-RequestId and x-amz-crc32 (CRC32 of the body, which the SDKs
- * check).
+ * Event loops. Each of `loops` threads owns an epoll set, the client
+ * connections it accepted, and one connection to every node. A loop reads
+ * what has arrived on all its ready connections, parses each complete
+ * request and starts it without blocking (api_start): a single-item
+ * operation becomes a frame appended to its node's output, everything
+ * else goes to the worker pool. Only when every ready event has been
+ * handled does the loop write each node's frames, so requests that
+ * arrived together travel to a node in one write; the node serves them in
+ * order and answers in one write, and the loop matches answers to calls
+ * in that order (per node, first in, first out). One wake-up thus serves
+ * many requests, where a thread per connection paid several wake-ups for
+ * each. docs/design-notes.md, "The router's event loop", has the
+ * measurements.
+ *
+ * Workers. Operations that make several node calls, wait, or refresh the
+ * catalog (tables, Query, Scan, batches, /metrics, a stale route, a node
+ * that cannot be reached yet) run api_handle on one of WORKERS threads,
+ * which may block; the answer comes back to the loop through its done
+ * list and eventfd, and the loop writes it.
+ *
+ * Connections. A client connection has at most one request being served;
+ * its bytes stay in the input buffer until it is answered, and requests
+ * pipelined behind it wait there. A request body over HTTP_MAX_BODY is
+ * refused from its headers (instead of "100 Continue"), after which the
+ * connection is drained (read and discarded) until the client closes, so
+ * that the client sees the answer instead of a reset. Every answer carries
+ * DynamoDB's headers: x-amzn-RequestId and x-amz-crc32 (CRC32 of the body,
+ * which the SDKs check). Connections idle for IDLE_SECONDS are closed.
+ *
+ * Locking rule: a loop's connections, links and calls belong to its thread
+ * alone. A worker touches only its job; it hands the finished job back
+ * under the loop's done_mu. The pool's queue is guarded by pool_mu.
+ *
+ * Failure: a node connection that breaks fails the calls on it with
+ * KV_UNAVAILABLE (they may or may not have been applied, as with
+ * rpc_call); one whose oldest call is older than the call timeout fails
+ * them with KV_TIMEDOUT and is closed, so that no late answer is matched
+ * to a newer call. A node that refuses the connection has applied
+ * nothing, so its calls go to the workers, which use rpc_call's fast
+ * failure and its grace for a starting cluster.
  */
+#define _GNU_SOURCE
 #include "http.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
-#include <microhttpd.h>
-
-#include "api.h"
+#include "api_async.h"
 #include "errors.h"
+#include "http_parse.h"
 
-struct http {
-	struct MHD_Daemon *d;
-	router *r;
-};
-
-typedef struct body {
-	char *buf;
-	size_t len, cap;
-	bool too_large;
-} body;
-
+#define MAX_LOOPS 8
+#define WORKERS 16
+#define READ_CHUNK (64 * 1024)
+#define IDLE_SECONDS 120
+#define DRAIN_LIMIT (64u * 1024 * 1024) /* then a refused upload is cut */
 #define JSON_TYPE "application/x-amz-json-1.0"
 
+typedef struct loop loop;
+typedef struct hconn hconn;
+
+typedef struct buf {
+	char *p;
+	size_t len, cap;
+} buf;
+
+/* A client connection (owned by its loop). */
+struct hconn {
+	hconn *prev, *next; /* the loop's connections */
+	loop *l;
+	int fd;            /* -1 once closed */
+	buf in, out;
+	http_req rq;       /* the request being parsed or served */
+	bool busy;         /* rq is being served */
+	bool closing;      /* close once out is written */
+	bool draining;     /* refused: discard input until the client closes */
+	bool read_more;    /* input left unread while busy */
+	bool freed;        /* on the loop's dead list */
+	size_t drained;
+	time_t active;
+};
+
+/* A single-item request waiting for its node's answer. */
+typedef struct call {
+	struct call *next;
+	hconn *c;
+	int64_t deadline_ms;
+	api_async s;
+} call;
+
+/* A loop's connection to one node. */
+typedef struct nlink {
+	int fd;            /* -1: not connected */
+	bool connecting;
+	bool dirty;        /* out has frames to write this round */
+	buf out, in;
+	call *head, *tail; /* sent or queued, oldest first */
+} nlink;
+
+/* A request for the worker pool, and its answer. */
+typedef struct job {
+	struct job *next;
+	loop *l;
+	hconn *c;
+	bool metrics;      /* GET /metrics, else a POST for api_handle */
+	char *target, *auth, *body;
+	size_t len;
+	reply rp;
+} job;
+
+struct loop {
+	http *h;
+	int ep, efd;       /* epoll set; eventfd: done jobs, stop */
+	pthread_t th;
+	bool started;
+	hconn *conns;
+	hconn *dead;       /* closed this round; freed after its events */
+	nlink links[CONFIG_MAX_NODES];
+	pthread_mutex_t done_mu;
+	job *done;         /* answered by workers; guarded by done_mu */
+	time_t swept;
+	char date[64];     /* the Date header, per second */
+	time_t date_at;
+};
+
+struct http {
+	router *r;
+	int lfd;
+	atomic_bool stop;
+	int n_loops;
+	loop loops[MAX_LOOPS];
+	pthread_mutex_t pool_mu;
+	pthread_cond_t pool_cv;
+	job *queue, *queue_tail; /* guarded by pool_mu */
+	pthread_t workers[WORKERS];
+	int n_workers;
+};
+
 static atomic_uint_fast64_t request_seq;
+
+/* ---- buffers ---- */
+
+static bool
+buf_reserve(buf *b, size_t extra)
+{
+	if (b->cap - b->len >= extra)
+		return true;
+	size_t cap = b->cap == 0 ? 4096 : b->cap;
+	while (cap - b->len < extra)
+		cap *= 2;
+	char *p = realloc(b->p, cap);
+	if (p == NULL)
+		return false;
+	b->p = p;
+	b->cap = cap;
+	return true;
+}
+
+static bool
+buf_add(buf *b, const void *p, size_t n)
+{
+	if (!buf_reserve(b, n))
+		return false;
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+	return true;
+}
+
+static void
+buf_consume(buf *b, size_t n)
+{
+	memmove(b->p, b->p + n, b->len - n);
+	b->len -= n;
+	/* Keep a big buffer only while it is in use. */
+	if (b->len == 0 && b->cap > 1024 * 1024) {
+		free(b->p);
+		b->p = NULL;
+		b->cap = 0;
+	}
+}
+
+static void
+buf_fini(buf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static uint32_t
 crc32(const char *p, size_t n)
@@ -57,154 +230,913 @@ crc32(const char *p, size_t n)
 	return c ^ 0xFFFFFFFFu;
 }
 
-static enum MHD_Result
-answer(struct MHD_Connection *conn, reply *rp, const char *ctype)
-{
-	char crc[16];
-	snprintf(crc, sizeof(crc), "%u", crc32(rp->body, rp->len));
-	struct MHD_Response *resp = MHD_create_response_from_buffer(rp->len,
-	    rp->body, MHD_RESPMEM_MUST_FREE);
-	if (resp == NULL) {
-		free(rp->body);
-		return MHD_NO;
-	}
-	rp->body = NULL;
-	char id[64];
-	uint64_t seq = atomic_fetch_add(&request_seq, 1);
-	snprintf(id, sizeof(id), "KV%016llX%08X", (unsigned long long) seq,
-	    (unsigned) time(NULL));
-	MHD_add_response_header(resp, "x-amzn-RequestId", id);
-	MHD_add_response_header(resp, "x-amz-crc32", crc);
-	MHD_add_response_header(resp, "Content-Type", ctype);
-	enum MHD_Result ret = MHD_queue_response(conn, (unsigned) rp->status,
-	    resp);
-	MHD_destroy_response(resp);
-	return ret;
-}
+/* ---- client connections ---- */
 
-static enum MHD_Result
-on_request(void *cls, struct MHD_Connection *conn, const char *url,
-    const char *method, const char *version, const char *upload_data,
-    size_t *upload_size, void **con_cls)
+/*
+ * Unlinks c and closes its socket. The memory waits on the dead list until
+ * the round's events are handled, since one of them may still name c.
+ */
+static void
+conn_free(hconn *c)
 {
-	http *h = cls;
-	body *b = *con_cls;
-	reply rp = { 0 };
-
-	if (strcmp(method, "GET") == 0) {
-		if (strcmp(url, "/metrics") == 0) {
-			ops_metrics(h->r, &rp);
-			return answer(conn, &rp,
-			    "text/plain; version=0.0.4; charset=utf-8");
-		}
-		if (strcmp(url, "/") != 0) {
-			rp.status = 404;
-			rp.body = strdup("not found\n");
-		} else {
-			char txt[256];
-			snprintf(txt, sizeof(txt), "healthy: %s ", h->r->listen);
-			rp.status = 200;
-			rp.body = strdup(txt);
-		}
-		rp.len = rp.body != NULL ? strlen(rp.body) : 0;
-		return answer(conn, &rp, "text/plain");
-	}
-	if (strcmp(method, "POST") != 0) {
-		errors_reply(&rp, ERR_UNKNOWN_OPERATION,
-		    "An unknown operation was requested.");
-		return answer(conn, &rp, JSON_TYPE);
-	}
-	if (b == NULL) {
-		b = calloc(1, sizeof(*b));
-		if (b == NULL)
-			return MHD_NO;
-		*con_cls = b;
-		const char *cl = MHD_lookup_connection_value(conn,
-		    MHD_HEADER_KIND, "Content-Length");
-		if (cl != NULL && strtoull(cl, NULL, 10) > HTTP_MAX_BODY) {
-			/*
-			 * Answer before the body is read (and instead of
-			 * "100 Continue"); libmicrohttpd then closes the
-			 * connection without reading the body.
-			 */
-			b->too_large = true;
-			errors_reply(&rp, ERR_TOO_LARGE, "Request body is "
-			    "larger than the maximum of %u bytes",
-			    HTTP_MAX_BODY);
-			return answer(conn, &rp, JSON_TYPE);
-		}
-		return MHD_YES;
-	}
-	if (*upload_size > 0) {
-		/*
-		 * A chunked body that grows past the limit cannot be answered
-		 * in the middle of its upload: close the connection.
-		 */
-		if (b->too_large || b->len + *upload_size > HTTP_MAX_BODY)
-			return MHD_NO;
-		if (b->len + *upload_size > b->cap) {
-			size_t cap = b->cap == 0 ? 4096 : b->cap;
-			while (cap < b->len + *upload_size)
-				cap *= 2;
-			char *nb = realloc(b->buf, cap);
-			if (nb == NULL)
-				return MHD_NO;
-			b->buf = nb;
-			b->cap = cap;
-		}
-		memcpy(b->buf + b->len, upload_data, *upload_size);
-		b->len += *upload_size;
-		*upload_size = 0;
-		return MHD_YES;
-	}
-	const char *target = MHD_lookup_connection_value(conn,
-	    MHD_HEADER_KIND, "X-Amz-Target");
-	const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-	    "Authorization");
-	api_handle(h->r, target, auth, b->buf != NULL ? b->buf : "", b->len,
-	    &rp);
-	return answer(conn, &rp, JSON_TYPE);
+	loop *l = c->l;
+	if (c->freed)
+		return;
+	if (c->prev != NULL)
+		c->prev->next = c->next;
+	else
+		l->conns = c->next;
+	if (c->next != NULL)
+		c->next->prev = c->prev;
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	c->freed = true;
+	c->next = l->dead;
+	l->dead = c;
 }
 
 static void
-on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
-    enum MHD_RequestTerminationCode toe)
+conns_bury(loop *l)
 {
-	body *b = *con_cls;
-	if (b != NULL) {
-		free(b->buf);
-		free(b);
-		*con_cls = NULL;
+	while (l->dead != NULL) {
+		hconn *c = l->dead;
+		l->dead = c->next;
+		buf_fini(&c->in);
+		buf_fini(&c->out);
+		http_req_fini(&c->rq);
+		free(c);
 	}
 }
 
-kv_err
-http_open(router *r, const char *host, int port, http **out)
+/*
+ * Closes c's socket; the struct goes when no request of it is being
+ * served (a call or job still points to it until then).
+ */
+static void
+conn_drop(hconn *c)
+{
+	if (c->freed)
+		return;
+	if (c->fd >= 0) {
+		close(c->fd);
+		c->fd = -1;
+	}
+	if (!c->busy)
+		conn_free(c);
+}
+
+/* Writes what it can of c->out. False: c is gone (dropped). */
+static bool
+conn_flush(hconn *c)
+{
+	size_t off = 0;
+	while (off < c->out.len) {
+		ssize_t n = send(c->fd, c->out.p + off, c->out.len - off,
+		    MSG_NOSIGNAL);
+		if (n > 0) {
+			off += (size_t) n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		conn_drop(c);
+		return false;
+	}
+	if (off > 0)
+		buf_consume(&c->out, off);
+	if (c->out.len == 0 && c->closing && !c->busy) {
+		if (c->draining) {
+			/* Let the client read the answer, then see EOF. */
+			shutdown(c->fd, SHUT_WR);
+			return true;
+		}
+		conn_drop(c);
+		return false;
+	}
+	return true;
+}
+
+static const char *
+reason(int status)
+{
+	switch (status) {
+	case 100: return "Continue";
+	case 200: return "OK";
+	case 400: return "Bad Request";
+	case 404: return "Not Found";
+	case 413: return "Request Entity Too Large";
+	case 431: return "Request Header Fields Too Large";
+	case 500: return "Internal Server Error";
+	case 503: return "Service Unavailable";
+	case 505: return "HTTP Version Not Supported";
+	default: return "Unknown";
+	}
+}
+
+static const char *
+date_header(loop *l)
+{
+	time_t now = time(NULL);
+	if (now != l->date_at) {
+		struct tm tm;
+		gmtime_r(&now, &tm);
+		strftime(l->date, sizeof(l->date),
+		    "%a, %d %b %Y %H:%M:%S GMT", &tm);
+		l->date_at = now;
+	}
+	return l->date;
+}
+
+/* Queues rp (taking its body) as c's answer. False: out of memory. */
+static bool
+conn_answer(hconn *c, reply *rp, const char *ctype)
+{
+	char head[512];
+	char *body = rp->body;
+	size_t len = body != NULL ? rp->len : 0;
+	uint64_t seq = atomic_fetch_add(&request_seq, 1);
+	int n = snprintf(head, sizeof(head),
+	    "HTTP/1.1 %d %s\r\n"
+	    "x-amzn-RequestId: KV%016llX%08X\r\n"
+	    "x-amz-crc32: %u\r\n"
+	    "Content-Type: %s\r\n"
+	    "Content-Length: %zu\r\n"
+	    "Date: %s\r\n"
+	    "%s\r\n",
+	    rp->status, reason(rp->status), (unsigned long long) seq,
+	    (unsigned) time(NULL), crc32(body, len), ctype, len,
+	    date_header(c->l), c->closing ? "Connection: close\r\n" : "");
+	rp->body = NULL;
+	bool ok = n > 0 && (size_t) n < sizeof(head) &&
+	    buf_add(&c->out, head, (size_t) n) &&
+	    (len == 0 || buf_add(&c->out, body, len));
+	free(body);
+	return ok;
+}
+
+/* A reply with a fixed text body (GET answers). */
+static void
+text_reply(reply *rp, int status, const char *text)
+{
+	rp->status = status;
+	rp->body = strdup(text);
+	rp->len = rp->body != NULL ? strlen(rp->body) : 0;
+}
+
+static void conn_process(hconn *c);
+
+/*
+ * Ends c's request with rp (taking its body): answers and drops the
+ * request's bytes. False when c is gone.
+ */
+static bool
+conn_done(hconn *c, reply *rp, const char *ctype)
+{
+	c->busy = false;
+	if (c->fd < 0) {
+		free(rp->body);
+		rp->body = NULL;
+		conn_free(c);
+		return false;
+	}
+	c->closing = c->closing || !c->rq.keep_alive;
+	if (!conn_answer(c, rp, ctype))
+		c->closing = true;
+	buf_consume(&c->in, c->rq.total);
+	http_req_fini(&c->rq);
+	http_req_init(&c->rq);
+	return conn_flush(c);
+}
+
+/* conn_done for an answer that came later: then the next request. */
+static void
+conn_resume(hconn *c, reply *rp, const char *ctype)
+{
+	if (conn_done(c, rp, ctype) && !c->closing)
+		conn_process(c);
+}
+
+/* ---- the worker pool ---- */
+
+static void
+job_free(job *j)
+{
+	free(j->target);
+	free(j->auth);
+	free(j->body);
+	free(j->rp.body);
+	free(j);
+}
+
+static char *
+dup_or_null(const char *s)
+{
+	return s != NULL ? strdup(s) : NULL;
+}
+
+/* Hands c's request to a worker. False when c is gone. */
+static bool
+to_worker(hconn *c, bool metrics)
+{
+	http *h = c->l->h;
+	job *j = calloc(1, sizeof(*j));
+	const char *body = http_req_body(&c->rq, c->in.p);
+	if (j != NULL) {
+		j->l = c->l;
+		j->c = c;
+		j->metrics = metrics;
+		j->target = dup_or_null(c->rq.has_target ? c->rq.target :
+		    NULL);
+		j->auth = dup_or_null(c->rq.has_auth ? c->rq.auth : NULL);
+		j->len = c->rq.body_len;
+		j->body = malloc(j->len + 1);
+	}
+	if (j == NULL || j->body == NULL ||
+	    (c->rq.has_target && j->target == NULL) ||
+	    (c->rq.has_auth && j->auth == NULL)) {
+		reply rp = { 0 };
+		errors_from_kv(&rp, KV_ENOMEM);
+		if (j != NULL)
+			job_free(j);
+		return conn_done(c, &rp, JSON_TYPE);
+	}
+	memcpy(j->body, body, j->len);
+	j->body[j->len] = '\0';
+	pthread_mutex_lock(&h->pool_mu);
+	if (h->queue_tail != NULL)
+		h->queue_tail->next = j;
+	else
+		h->queue = j;
+	h->queue_tail = j;
+	pthread_cond_signal(&h->pool_cv);
+	pthread_mutex_unlock(&h->pool_mu);
+	return true;
+}
+
+static void *
+worker(void *arg)
+{
+	http *h = arg;
+	for (;;) {
+		pthread_mutex_lock(&h->pool_mu);
+		while (h->queue == NULL && !atomic_load(&h->stop))
+			pthread_cond_wait(&h->pool_cv, &h->pool_mu);
+		job *j = h->queue;
+		if (j == NULL) {
+			pthread_mutex_unlock(&h->pool_mu);
+			return NULL;
+		}
+		h->queue = j->next;
+		if (h->queue == NULL)
+			h->queue_tail = NULL;
+		pthread_mutex_unlock(&h->pool_mu);
+		j->next = NULL;
+		if (j->metrics)
+			ops_metrics(h->r, &j->rp);
+		else
+			api_handle(h->r, j->target, j->auth, j->body, j->len,
+			    &j->rp);
+		loop *l = j->l;
+		pthread_mutex_lock(&l->done_mu);
+		j->next = l->done;
+		l->done = j;
+		pthread_mutex_unlock(&l->done_mu);
+		uint64_t one = 1;
+		if (write(l->efd, &one, sizeof(one)) < 0)
+			perror("kv-router: waking a loop");
+	}
+}
+
+/* Writes the answers workers finished for loop l. */
+static void
+take_done(loop *l)
+{
+	uint64_t n;
+	if (read(l->efd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		perror("kv-router: reading the eventfd");
+	pthread_mutex_lock(&l->done_mu);
+	job *j = l->done;
+	l->done = NULL;
+	pthread_mutex_unlock(&l->done_mu);
+	while (j != NULL) {
+		job *next = j->next;
+		conn_resume(j->c, &j->rp, j->metrics ?
+		    "text/plain; version=0.0.4; charset=utf-8" : JSON_TYPE);
+		job_free(j);
+		j = next;
+	}
+}
+
+/* ---- node links ---- */
+
+static void
+link_close(nlink *k, loop *l)
+{
+	if (k->fd >= 0) {
+		epoll_ctl(l->ep, EPOLL_CTL_DEL, k->fd, NULL);
+		close(k->fd);
+	}
+	k->fd = -1;
+	k->connecting = false;
+	k->dirty = false;
+	k->out.len = 0;
+	k->in.len = 0;
+}
+
+/* Ends call k with rv (no answer) or the node's response. */
+static void
+call_end(call *k, kv_err rv, rpc_response *resp)
+{
+	reply rp = { 0 };
+	hconn *c = k->c;
+	if (api_finish(&k->s, rv, resp, &rp) == API_WORKER && c->fd >= 0)
+		to_worker(c, false);
+	else
+		conn_resume(c, &rp, JSON_TYPE);
+	free(k);
+}
+
+/*
+ * Fails every call on k and closes it. sent: the calls may have reached
+ * the node (they fail with rv); otherwise none did, and they go to the
+ * workers to be tried afresh.
+ */
+static void
+link_fail(nlink *k, loop *l, bool sent, kv_err rv)
+{
+	call *q = k->head;
+	k->head = k->tail = NULL;
+	link_close(k, l);
+	while (q != NULL) {
+		call *next = q->next;
+		if (!sent && q->c->fd >= 0) {
+			api_abort(&q->s);
+			to_worker(q->c, false);
+			free(q);
+		} else {
+			call_end(q, rv, NULL);
+		}
+		q = next;
+	}
+}
+
+static bool
+link_connect(nlink *k, loop *l, uint32_t node)
+{
+	struct sockaddr_storage sa;
+	socklen_t len;
+	if (rpc_parse_url(l->h->r->cfg.nodes[node].url, &sa, &len) != KV_OK)
+		return false;
+	int fd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	if (sa.ss_family != AF_UNIX) {
+		int one = 1;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	}
+	bool pending = false;
+	if (connect(fd, (struct sockaddr *) &sa, len) != 0) {
+		if (errno != EINPROGRESS) {
+			close(fd);
+			return false;
+		}
+		pending = true;
+	}
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP |
+		EPOLLET, .data.u64 = ((uint64_t) node << 32) | 1u };
+	if (epoll_ctl(l->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
+		close(fd);
+		return false;
+	}
+	k->fd = fd;
+	k->connecting = pending;
+	return true;
+}
+
+/* Writes k's queued frames. False: the link broke (already failed). */
+static bool
+link_flush(nlink *k, loop *l)
+{
+	size_t off = 0;
+	k->dirty = false;
+	if (k->fd < 0 || k->connecting)
+		return true;
+	while (off < k->out.len) {
+		ssize_t n = send(k->fd, k->out.p + off, k->out.len - off,
+		    MSG_NOSIGNAL);
+		if (n > 0) {
+			off += (size_t) n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		link_fail(k, l, true, KV_UNAVAILABLE);
+		return false;
+	}
+	if (off > 0)
+		buf_consume(&k->out, off);
+	return true;
+}
+
+/* Reads the node's answers on k and ends their calls, oldest first. */
+static void
+link_read(nlink *k, loop *l)
+{
+	for (;;) {
+		if (!buf_reserve(&k->in, READ_CHUNK)) {
+			link_fail(k, l, true, KV_ENOMEM);
+			return;
+		}
+		ssize_t n = recv(k->fd, k->in.p + k->in.len,
+		    k->in.cap - k->in.len, 0);
+		if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+			link_fail(k, l, true, KV_UNAVAILABLE);
+			return;
+		}
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return;
+		}
+		k->in.len += (size_t) n;
+		size_t off = 0;
+		while (k->in.len - off >= 4) {
+			const uint8_t *f = (const uint8_t *) k->in.p + off;
+			uint32_t flen = (uint32_t) f[0] |
+			    (uint32_t) f[1] << 8 | (uint32_t) f[2] << 16 |
+			    (uint32_t) f[3] << 24;
+			call *q = k->head;
+			if (flen > RPC_MAX_MESSAGE || q == NULL) {
+				link_fail(k, l, true, KV_PROTO);
+				return;
+			}
+			if (k->in.len - off - 4 < flen)
+				break;
+			k->head = q->next;
+			if (k->head == NULL)
+				k->tail = NULL;
+			rpc_response resp;
+			kv_err rv = wire_unpack_response(f + 4, flen, &q->s.a,
+			    &resp);
+			off += 4 + (size_t) flen;
+			call_end(q, rv, rv == KV_OK ? &resp : NULL);
+		}
+		if (off > 0)
+			buf_consume(&k->in, off);
+	}
+}
+
+static void
+link_event(loop *l, uint32_t node, uint32_t events)
+{
+	nlink *k = &l->links[node];
+	if (k->fd < 0)
+		return;
+	if (k->connecting) {
+		int err = 0;
+		socklen_t el = sizeof(err);
+		if (!(events & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
+			return;
+		if (getsockopt(k->fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0 ||
+		    err != 0) {
+			link_fail(k, l, false, KV_UNAVAILABLE);
+			return;
+		}
+		k->connecting = false;
+	}
+	if ((events & EPOLLOUT) && !link_flush(k, l))
+		return;
+	if (events & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP))
+		link_read(k, l);
+}
+
+/*
+ * Queues call q, prepared by api_start, to its node. False when c is
+ * gone.
+ */
+static bool
+to_node(hconn *c, call *q)
+{
+	loop *l = c->l;
+	uint32_t node = q->s.owner;
+	nlink *k = node < l->h->r->cfg.n_nodes ? &l->links[node] : NULL;
+	uint8_t *msg = NULL;
+	size_t len = 0;
+
+	if (k == NULL || wire_pack_request(&q->s.ir.op.req, &msg, &len) !=
+	    KV_OK || !buf_reserve(&k->out, len + 4)) {
+		reply rp = { 0 };
+		free(msg);
+		api_finish(&q->s, k == NULL ? KV_UNAVAILABLE : KV_ENOMEM,
+		    NULL, &rp);
+		free(q);
+		return conn_done(c, &rp, JSON_TYPE);
+	}
+	q->c = c;
+	q->deadline_ms = now_ms() + l->h->r->call_timeout_ms;
+	uint8_t h4[4] = { (uint8_t) len, (uint8_t) (len >> 8),
+		(uint8_t) (len >> 16), (uint8_t) (len >> 24) };
+	buf_add(&k->out, h4, 4);
+	buf_add(&k->out, msg, len);
+	free(msg);
+	if (k->tail != NULL)
+		k->tail->next = q;
+	else
+		k->head = q;
+	k->tail = q;
+	k->dirty = true;
+	if (k->fd < 0 && !link_connect(k, l, node))
+		link_fail(k, l, false, KV_UNAVAILABLE);
+	return true;
+}
+
+/* Fails the calls of links whose oldest call is past its deadline. */
+static void
+links_expire(loop *l)
+{
+	int64_t now = now_ms();
+	for (size_t i = 0; i < l->h->r->cfg.n_nodes; i++) {
+		nlink *k = &l->links[i];
+		if (k->head != NULL && k->head->deadline_ms <= now)
+			link_fail(k, l, !k->connecting, KV_TIMEDOUT);
+	}
+}
+
+static bool
+links_waiting(loop *l)
+{
+	for (size_t i = 0; i < l->h->r->cfg.n_nodes; i++)
+		if (l->links[i].head != NULL)
+			return true;
+	return false;
+}
+
+/* ---- requests ---- */
+
+/* Starts the complete request in c->rq. False when c is gone. */
+static bool
+conn_start(hconn *c)
+{
+	router *r = c->l->h->r;
+	http_req *rq = &c->rq;
+	reply rp = { 0 };
+
+	c->busy = true;
+	if (rq->method == HTTP_GET) {
+		if (strcmp(rq->path, "/metrics") == 0)
+			return to_worker(c, true);
+		if (strcmp(rq->path, "/") != 0) {
+			text_reply(&rp, 404, "not found\n");
+		} else {
+			char txt[256];
+			snprintf(txt, sizeof(txt), "healthy: %s ", r->listen);
+			text_reply(&rp, 200, txt);
+		}
+		return conn_done(c, &rp, "text/plain");
+	}
+	if (rq->method != HTTP_POST) {
+		errors_reply(&rp, ERR_UNKNOWN_OPERATION,
+		    "An unknown operation was requested.");
+		return conn_done(c, &rp, JSON_TYPE);
+	}
+	call *q = malloc(sizeof(*q));
+	if (q == NULL) {
+		errors_from_kv(&rp, KV_ENOMEM);
+		return conn_done(c, &rp, JSON_TYPE);
+	}
+	q->next = NULL;
+	switch (api_start(r, rq->has_target ? rq->target : NULL,
+	    rq->has_auth ? rq->auth : NULL, http_req_body(rq, c->in.p),
+	    rq->body_len, &q->s, &rp)) {
+	case API_NODE:
+		return to_node(c, q); /* takes q */
+	case API_DONE:
+		free(q);
+		return conn_done(c, &rp, JSON_TYPE);
+	case API_WORKER:
+	default:
+		free(q);
+		return to_worker(c, false);
+	}
+}
+
+/* Refuses the request being parsed, and closes after the answer. */
+static void
+conn_refuse(hconn *c, http_status st)
+{
+	reply rp = { 0 };
+	if (st == HTTP_TOO_LARGE) {
+		errors_reply(&rp, ERR_TOO_LARGE, "Request body is larger "
+		    "than the maximum of %u bytes", HTTP_MAX_BODY);
+	} else {
+		text_reply(&rp, st == HTTP_HEAD_TOO_LARGE ? 431 :
+		    st == HTTP_BAD_VERSION ? 505 : 400, "bad request\n");
+	}
+	c->closing = true;
+	c->draining = true;
+	c->in.len = 0;
+	conn_answer(c, &rp, st == HTTP_TOO_LARGE ? JSON_TYPE : "text/plain");
+	conn_flush(c);
+}
+
+/* Parses and starts what c->in holds, until a request is in service. */
+static void
+conn_process(hconn *c)
+{
+	while (!c->busy && !c->closing && c->in.len > 0) {
+		bool cont = false;
+		http_status st = http_req_parse(&c->rq, c->in.p, c->in.len,
+		    HTTP_MAX_BODY, &cont);
+		if (cont) {
+			static const char go[] = "HTTP/1.1 100 Continue\r\n\r\n";
+			if (!buf_add(&c->out, go, sizeof(go) - 1) ||
+			    !conn_flush(c))
+				return;
+		}
+		if (st == HTTP_INCOMPLETE)
+			return;
+		if (st != HTTP_COMPLETE) {
+			conn_refuse(c, st);
+			return;
+		}
+		if (!conn_start(c))
+			return;
+	}
+}
+
+/* Reads what has arrived on c. */
+static void
+conn_read(hconn *c)
+{
+	c->active = time(NULL);
+	for (;;) {
+		if (c->busy && c->in.len > HTTP_MAX_BODY) {
+			c->read_more = true; /* wait for the answer first */
+			return;
+		}
+		if (c->draining) {
+			char sink[READ_CHUNK];
+			ssize_t n = recv(c->fd, sink, sizeof(sink), 0);
+			if (n > 0 && (c->drained += (size_t) n) < DRAIN_LIMIT)
+				continue;
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0 && errno == EAGAIN)
+				return;
+			conn_drop(c);
+			return;
+		}
+		if (!buf_reserve(&c->in, READ_CHUNK)) {
+			conn_drop(c);
+			return;
+		}
+		ssize_t n = recv(c->fd, c->in.p + c->in.len,
+		    c->in.cap - c->in.len, 0);
+		if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+			conn_drop(c);
+			return;
+		}
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		c->in.len += (size_t) n;
+	}
+	c->read_more = false;
+	conn_process(c);
+	/* A refusal leaves the rest of the upload to be drained now. */
+	if (!c->freed && c->fd >= 0 && c->draining)
+		conn_read(c);
+}
+
+static void
+accept_all(loop *l)
+{
+	for (;;) {
+		int fd = accept4(l->h->lfd, NULL, NULL,
+		    SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			return;
+		int one = 1;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		hconn *c = calloc(1, sizeof(*c));
+		if (c == NULL) {
+			close(fd);
+			continue;
+		}
+		c->l = l;
+		c->fd = fd;
+		c->active = time(NULL);
+		http_req_init(&c->rq);
+		c->next = l->conns;
+		if (l->conns != NULL)
+			l->conns->prev = c;
+		l->conns = c;
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT |
+			EPOLLRDHUP | EPOLLET, .data.ptr = c };
+		if (epoll_ctl(l->ep, EPOLL_CTL_ADD, fd, &ev) != 0)
+			conn_drop(c);
+	}
+}
+
+/* Closes connections idle for IDLE_SECONDS; resumes paused reads. */
+static void
+conns_sweep(loop *l)
+{
+	time_t now = time(NULL);
+	if (now == l->swept)
+		return;
+	l->swept = now;
+	for (hconn *c = l->conns, *next; c != NULL; c = next) {
+		next = c->next;
+		if (c->fd >= 0 && !c->busy && c->out.len == 0 &&
+		    now - c->active > IDLE_SECONDS)
+			conn_drop(c);
+	}
+}
+
+/*
+ * epoll data: a client connection's pointer, or for the others a tag in
+ * the low bits (pointers are aligned, so bit 0 is free).
+ */
+#define TAG_LISTEN 3u
+#define TAG_EVENT 5u
+
+static void *
+loop_run(void *arg)
+{
+	loop *l = arg;
+	http *h = l->h;
+	struct epoll_event evs[256];
+
+	while (!atomic_load(&h->stop)) {
+		int timeout = links_waiting(l) ? 50 : 1000;
+		int n = epoll_wait(l->ep, evs, 256, timeout);
+		for (int i = 0; i < n; i++) {
+			uint64_t tag = evs[i].data.u64;
+			if (tag == TAG_LISTEN) {
+				accept_all(l);
+			} else if (tag == TAG_EVENT) {
+				take_done(l);
+			} else if (tag & 1u) {
+				link_event(l, (uint32_t) (tag >> 32),
+				    evs[i].events);
+			} else {
+				hconn *c = evs[i].data.ptr;
+				if (c->fd < 0)
+					continue;
+				if ((evs[i].events & EPOLLOUT) &&
+				    c->out.len > 0 && !conn_flush(c))
+					continue;
+				if (evs[i].events & (EPOLLIN | EPOLLERR |
+				    EPOLLHUP | EPOLLRDHUP))
+					conn_read(c);
+			}
+		}
+		/* Each node's frames of this round, in one write. */
+		for (size_t i = 0; i < h->r->cfg.n_nodes; i++)
+			if (l->links[i].dirty)
+				link_flush(&l->links[i], l);
+		links_expire(l);
+		conns_sweep(l);
+		for (hconn *c = l->conns, *next; c != NULL; c = next) {
+			next = c->next;
+			if (c->read_more && !c->busy && c->fd >= 0)
+				conn_read(c);
+		}
+		conns_bury(l);
+	}
+	return NULL;
+}
+
+/* ---- opening and closing ---- */
+
+static void
+loop_fini(loop *l)
+{
+	for (size_t i = 0; i < CONFIG_MAX_NODES; i++) {
+		nlink *k = &l->links[i];
+		for (call *q = k->head, *next; q != NULL; q = next) {
+			next = q->next;
+			api_abort(&q->s);
+			q->c->busy = false;
+			free(q);
+		}
+		k->head = k->tail = NULL;
+		if (k->fd >= 0)
+			close(k->fd);
+		buf_fini(&k->out);
+		buf_fini(&k->in);
+	}
+	for (job *j = l->done, *next; j != NULL; j = next) {
+		next = j->next;
+		j->c->busy = false;
+		job_free(j);
+	}
+	l->done = NULL;
+	while (l->conns != NULL) {
+		l->conns->busy = false;
+		conn_free(l->conns);
+	}
+	conns_bury(l);
+	if (l->ep >= 0)
+		close(l->ep);
+	if (l->efd >= 0)
+		close(l->efd);
+	pthread_mutex_destroy(&l->done_mu);
+}
+
+static bool
+loop_init(http *h, loop *l)
+{
+	l->h = h;
+	l->ep = epoll_create1(EPOLL_CLOEXEC);
+	l->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	pthread_mutex_init(&l->done_mu, NULL);
+	for (size_t i = 0; i < CONFIG_MAX_NODES; i++)
+		l->links[i].fd = -1;
+	if (l->ep < 0 || l->efd < 0)
+		return false;
+	struct epoll_event lev = { .events = EPOLLIN | EPOLLEXCLUSIVE,
+		.data.u64 = TAG_LISTEN };
+	struct epoll_event eev = { .events = EPOLLIN, .data.u64 = TAG_EVENT };
+	return epoll_ctl(l->ep, EPOLL_CTL_ADD, h->lfd, &lev) == 0 &&
+	    epoll_ctl(l->ep, EPOLL_CTL_ADD, l->efd, &eev) == 0;
+}
+
+static int
+listen_on(const char *host, int port)
 {
 	struct sockaddr_in sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t) port);
+	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+		return -1;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0);
+	if (fd < 0)
+		return -1;
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) != 0 ||
+	    listen(fd, 1024) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+kv_err
+http_open(router *r, const char *host, int port, int loops, http **out)
+{
 	http *h = calloc(1, sizeof(*h));
 	if (h == NULL)
 		return KV_ENOMEM;
 	h->r = r;
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons((uint16_t) port);
-	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
-		free(h);
-		return KV_EINVAL;
-	}
-	h->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION |
-	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
-	    (uint16_t) port, NULL, NULL, on_request, h,
-	    MHD_OPTION_SOCK_ADDR, &sa,
-	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) 120,
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned) 1024,
-	    MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned) 1,
-	    MHD_OPTION_END);
-	if (h->d == NULL) {
+	atomic_init(&h->stop, false);
+	pthread_mutex_init(&h->pool_mu, NULL);
+	pthread_cond_init(&h->pool_cv, NULL);
+	for (int i = 0; i < MAX_LOOPS; i++)
+		h->loops[i].ep = h->loops[i].efd = -1;
+	if (loops < 1)
+		loops = 1;
+	if (loops > MAX_LOOPS)
+		loops = MAX_LOOPS;
+	h->n_loops = loops;
+	if ((h->lfd = listen_on(host, port)) < 0) {
+		pthread_mutex_destroy(&h->pool_mu);
+		pthread_cond_destroy(&h->pool_cv);
 		free(h);
 		return KV_IO;
+	}
+	kv_err rv = KV_OK;
+	for (int i = 0; i < loops && rv == KV_OK; i++)
+		if (!loop_init(h, &h->loops[i]))
+			rv = KV_IO;
+	for (int i = 0; i < WORKERS && rv == KV_OK; i++) {
+		if (pthread_create(&h->workers[i], NULL, worker, h) != 0)
+			rv = KV_ENOMEM;
+		else
+			h->n_workers++;
+	}
+	for (int i = 0; i < loops && rv == KV_OK; i++) {
+		if (pthread_create(&h->loops[i].th, NULL, loop_run,
+		    &h->loops[i]) != 0)
+			rv = KV_ENOMEM;
+		else
+			h->loops[i].started = true;
+	}
+	if (rv != KV_OK) {
+		http_close(h);
+		return rv;
 	}
 	*out = h;
 	return KV_OK;
@@ -215,6 +1147,30 @@ http_close(http *h)
 {
 	if (h == NULL)
 		return;
-	MHD_stop_daemon(h->d);
+	atomic_store(&h->stop, true);
+	for (int i = 0; i < h->n_loops; i++) {
+		uint64_t one = 1;
+		if (h->loops[i].efd >= 0 &&
+		    write(h->loops[i].efd, &one, sizeof(one)) < 0)
+			perror("kv-router: stopping a loop");
+	}
+	for (int i = 0; i < h->n_loops; i++)
+		if (h->loops[i].started)
+			pthread_join(h->loops[i].th, NULL);
+	pthread_mutex_lock(&h->pool_mu);
+	pthread_cond_broadcast(&h->pool_cv);
+	pthread_mutex_unlock(&h->pool_mu);
+	for (int i = 0; i < h->n_workers; i++)
+		pthread_join(h->workers[i], NULL);
+	for (job *j = h->queue, *next; j != NULL; j = next) {
+		next = j->next;
+		j->c->busy = false;
+		job_free(j);
+	}
+	for (int i = 0; i < h->n_loops; i++)
+		loop_fini(&h->loops[i]);
+	close(h->lfd);
+	pthread_mutex_destroy(&h->pool_mu);
+	pthread_cond_destroy(&h->pool_cv);
 	free(h);
 }

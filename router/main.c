@@ -2,7 +2,7 @@
  * main.c — kv-router: reads the cluster file, connects to every node,
  * loads the catalog and serves HTTP until SIGINT or SIGTERM.
  *
- *   kv-router --config FILE [--index I] [--port P]
+ *   kv-router --config FILE [--index I] [--port P] [--loops N]
  */
 #include <signal.h>
 #include <stdio.h>
@@ -26,7 +26,8 @@ static void
 usage(void)
 {
 	fprintf(stderr,
-	    "usage: kv-router --config FILE [--index I] [--port P]\n");
+	    "usage: kv-router --config FILE [--index I] [--port P] "
+	    "[--loops N]\n");
 	exit(2);
 }
 
@@ -34,7 +35,7 @@ int
 main(int argc, char **argv)
 {
 	const char *path = NULL;
-	long index = 0, port = 0;
+	long index = 0, port = 0, loops = HTTP_LOOPS;
 	char why[512];
 	static router r;
 	http *h = NULL;
@@ -47,6 +48,8 @@ main(int argc, char **argv)
 			index = strtol(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--port") == 0 && i + 1 < argc)
 			port = strtol(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--loops") == 0 && i + 1 < argc)
+			loops = strtol(argv[++i], NULL, 10);
 		else
 			usage();
 	}
@@ -78,7 +81,7 @@ main(int argc, char **argv)
 	}
 	if (route_open(&r) != KV_OK)
 		goto out;
-	if (http_open(&r, host, (int) port, &h) != KV_OK) {
+	if (http_open(&r, host, (int) port, (int) loops, &h) != KV_OK) {
 		fprintf(stderr, "kv-router: cannot listen on %s\n", r.listen);
 		goto out;
 	}

@@ -79,6 +79,8 @@ ops_item_route(api_ctx *c, item_op *op, bool *refreshed, uint32_t *owner,
 		    strlen(op->table));
 		if (t == NULL || !table_serving(t)) {
 			route_read_unlock();
+			if (refreshed == NULL)
+				return false; /* the caller refreshes */
 			if (!*refreshed) {
 				*refreshed = true;
 				route_refresh(c->r);
@@ -359,115 +361,114 @@ reply_write(api_ctx *c, const item_op *op, rpc_response *resp, reply *out)
 	api_reply_json(out, j);
 }
 
+/*
+ * Reads, checks and encodes one single-item request into *ir (its table,
+ * key or item, expressions and return values), everything in c->a and
+ * borrowing body. False after filling *out.
+ */
+bool
+ops_item_prepare(api_ctx *c, item_kind kind, json_t *body, item_req *ir,
+    reply *out)
+{
+	static const rpc_op ops[] = { [ITEM_PUT] = RPC_PUT,
+		[ITEM_GET] = RPC_GET, [ITEM_DELETE] = RPC_DELETE,
+		[ITEM_UPDATE] = RPC_UPDATE };
+	item_op *op = &ir->op;
+	unsigned which = kind == ITEM_GET ? REQ_EXPR_PROJECTION :
+	    kind == ITEM_UPDATE ? REQ_EXPR_CONDITION | REQ_EXPR_UPDATE :
+	    REQ_EXPR_CONDITION;
+
+	memset(ir, 0, sizeof(*ir));
+	ir->kind = kind;
+	op->req.op = ops[kind];
+	op->is_item = kind == ITEM_PUT;
+	if (!read_table_name(body, &op->table, out) ||
+	    !req_capacity(body, &op->capacity, out))
+		return false;
+	if (kind == ITEM_GET) {
+		if (!req_bool(body, "ConsistentRead", &ir->consistent, out))
+			return false;
+		op->req.consistent = ir->consistent;
+	} else if (!read_return_values(body, kind == ITEM_UPDATE,
+	    &op->req.return_values, out) ||
+	    !read_return_on_failure(body, &op->req.return_on_failure, out)) {
+		return false;
+	}
+	if (!read_item(c, body, op->is_item ? "Item" : "Key",
+	    op->is_item ? "item" : "key", &ir->v, out) ||
+	    !req_exprs_read(c, body, which, &ir->x, out))
+		return false;
+	if (kind == ITEM_PUT && item_size(&ir->v) > ITEM_MAX_SIZE) {
+		errors_reply(out, ERR_VALIDATION,
+		    "Item size has exceeded the maximum allowed size");
+		return false;
+	}
+	op->v = &ir->v;
+	if (kind == ITEM_UPDATE) {
+		/* Without an update, UpdateItem still creates the item. */
+		if (ir->x.update == NULL)
+			ir->x.update = &ir->empty;
+		op->upd = ir->x.update;
+	}
+	if ((kind == ITEM_PUT || kind == ITEM_UPDATE) &&
+	    !ops_item_encode(c, &ir->v, op, out))
+		return false;
+	return encode_exprs(c, &ir->x, op, out);
+}
+
+/* Answers a request prepared by ops_item_prepare; finalises resp. */
+void
+ops_item_finish(api_ctx *c, item_req *ir, rpc_response *resp, reply *out)
+{
+	if (ir->kind != ITEM_GET) {
+		reply_write(c, &ir->op, resp, out);
+		wire_response_fini(resp);
+		return;
+	}
+	json_t *j = json_object();
+	if (j == NULL || !add_item(c, j, resp, "Item", ir->x.proj)) {
+		json_decref(j);
+		errors_from_kv(out, KV_ENOMEM);
+	} else {
+		/* A missing item still costs the minimum read. */
+		req_consumed(j, ir->op.capacity, ir->op.table,
+		    capacity_read_half_units(resp->old_size, ir->consistent));
+		api_reply_json(out, j);
+	}
+	wire_response_fini(resp);
+}
+
+/* One single-item operation, start to end, on the calling thread. */
+static void
+item_sync(api_ctx *c, item_kind kind, json_t *body, reply *out)
+{
+	item_req ir;
+	rpc_response resp;
+	if (ops_item_prepare(c, kind, body, &ir, out) &&
+	    ops_item_call(c, &ir.op, &resp, out))
+		ops_item_finish(c, &ir, &resp, out);
+}
+
 void
 ops_item_put(api_ctx *c, json_t *body, reply *out)
 {
-	item_op op = { .req = { .op = RPC_PUT }, .is_item = true };
-	value item;
-	req_exprs x;
-	rpc_response resp;
-
-	if (!read_table_name(body, &op.table, out) ||
-	    !req_capacity(body, &op.capacity, out) ||
-	    !read_return_values(body, false, &op.req.return_values, out) ||
-	    !read_return_on_failure(body, &op.req.return_on_failure, out) ||
-	    !read_item(c, body, "Item", "item", &item, out) ||
-	    !req_exprs_read(c, body, REQ_EXPR_CONDITION, &x, out))
-		return;
-	if (item_size(&item) > ITEM_MAX_SIZE) {
-		errors_reply(out, ERR_VALIDATION,
-		    "Item size has exceeded the maximum allowed size");
-		return;
-	}
-	op.v = &item;
-	if (!ops_item_encode(c, &item, &op, out) || !encode_exprs(c, &x, &op, out))
-		return;
-	if (!ops_item_call(c, &op, &resp, out))
-		return;
-	reply_write(c, &op, &resp, out);
-	wire_response_fini(&resp);
+	item_sync(c, ITEM_PUT, body, out);
 }
 
 void
 ops_item_delete(api_ctx *c, json_t *body, reply *out)
 {
-	item_op op = { .req = { .op = RPC_DELETE } };
-	value key;
-	req_exprs x;
-	rpc_response resp;
-
-	if (!read_table_name(body, &op.table, out) ||
-	    !req_capacity(body, &op.capacity, out) ||
-	    !read_return_values(body, false, &op.req.return_values, out) ||
-	    !read_return_on_failure(body, &op.req.return_on_failure, out) ||
-	    !read_item(c, body, "Key", "key", &key, out) ||
-	    !req_exprs_read(c, body, REQ_EXPR_CONDITION, &x, out))
-		return;
-	op.v = &key;
-	if (!encode_exprs(c, &x, &op, out) || !ops_item_call(c, &op, &resp, out))
-		return;
-	reply_write(c, &op, &resp, out);
-	wire_response_fini(&resp);
+	item_sync(c, ITEM_DELETE, body, out);
 }
 
 void
 ops_item_update(api_ctx *c, json_t *body, reply *out)
 {
-	item_op op = { .req = { .op = RPC_UPDATE } };
-	value key;
-	req_exprs x;
-	rpc_response resp;
-	expr_update empty = { 0 };
-
-	if (!read_table_name(body, &op.table, out) ||
-	    !req_capacity(body, &op.capacity, out) ||
-	    !read_return_values(body, true, &op.req.return_values, out) ||
-	    !read_return_on_failure(body, &op.req.return_on_failure, out) ||
-	    !read_item(c, body, "Key", "key", &key, out) ||
-	    !req_exprs_read(c, body, REQ_EXPR_CONDITION | REQ_EXPR_UPDATE, &x,
-	    out))
-		return;
-	/* Without an update, UpdateItem still creates the item (its key). */
-	if (x.update == NULL)
-		x.update = &empty;
-	op.v = &key;
-	op.upd = x.update;
-	if (!ops_item_encode(c, &key, &op, out) || !encode_exprs(c, &x, &op, out))
-		return;
-	if (!ops_item_call(c, &op, &resp, out))
-		return;
-	reply_write(c, &op, &resp, out);
-	wire_response_fini(&resp);
+	item_sync(c, ITEM_UPDATE, body, out);
 }
 
 void
 ops_item_get(api_ctx *c, json_t *body, reply *out)
 {
-	item_op op = { .req = { .op = RPC_GET } };
-	value key;
-	req_exprs x;
-	rpc_response resp;
-	bool consistent;
-
-	if (!read_table_name(body, &op.table, out) ||
-	    !req_capacity(body, &op.capacity, out) ||
-	    !req_bool(body, "ConsistentRead", &consistent, out) ||
-	    !read_item(c, body, "Key", "key", &key, out) ||
-	    !req_exprs_read(c, body, REQ_EXPR_PROJECTION, &x, out))
-		return;
-	op.v = &key;
-	op.req.consistent = consistent;
-	if (!ops_item_call(c, &op, &resp, out))
-		return;
-	json_t *j = json_object();
-	if (j == NULL || !add_item(c, j, &resp, "Item", x.proj)) {
-		json_decref(j);
-		errors_from_kv(out, KV_ENOMEM);
-	} else {
-		/* A missing item still costs the minimum read. */
-		req_consumed(j, op.capacity, op.table,
-		    capacity_read_half_units(resp.old_size, consistent));
-		api_reply_json(out, j);
-	}
-	wire_response_fini(&resp);
+	item_sync(c, ITEM_GET, body, out);
 }

@@ -7,6 +7,7 @@
 
 #include "api.h"
 #include "expr.h"
+#include "request_expr.h"
 #include "wire.h"
 
 /* What a single-item operation sends, besides its key. */
@@ -35,7 +36,9 @@ bool ops_item_call(api_ctx *c, item_op *op, rpc_response *resp, reply *out);
  * from the current catalog and returns the partition's owner in *owner;
  * false after filling *out (missing table, refreshed once when *refreshed
  * was false; bad key). The batch operations route first, then send every
- * item of one node in one message.
+ * item of one node in one message. With refreshed NULL it never refreshes
+ * (a network call): a table it does not find returns false with *out
+ * untouched, for a caller that must not block (the event loop).
  */
 bool ops_item_route(api_ctx *c, item_op *op, bool *refreshed,
     uint32_t *owner, reply *out);
@@ -47,6 +50,36 @@ bool ops_item_route(api_ctx *c, item_op *op, bool *refreshed,
  * route_stale). Finalises resp unless it returns 1.
  */
 int ops_item_answer(api_ctx *c, item_op *op, rpc_response *resp,
+    reply *out);
+
+typedef enum item_kind { ITEM_PUT, ITEM_GET, ITEM_DELETE, ITEM_UPDATE } item_kind;
+
+/*
+ * A single-item request between its two halves: ops_item_prepare reads
+ * and checks it and encodes what goes to the node; ops_item_finish turns
+ * the node's answer into the reply. The sync operations run prepare,
+ * ops_item_call and finish in a row; the router's event loop sends the
+ * request itself in between. op points into the struct: it must not move
+ * after prepare.
+ */
+typedef struct item_req {
+	item_kind kind;
+	item_op op;
+	value v;            /* the Item or the Key */
+	req_exprs x;
+	expr_update empty;  /* UpdateItem without an update expression */
+	bool consistent;    /* GetItem's ConsistentRead */
+} item_req;
+
+/* ops_item_prepare fills *ir from body (in c->a); false after filling *out. */
+bool ops_item_prepare(api_ctx *c, item_kind kind, json_t *body, item_req *ir,
+    reply *out);
+
+/*
+ * ops_item_finish fills *out from a response ops_item_answer took as the
+ * client's answer (1), and finalises resp.
+ */
+void ops_item_finish(api_ctx *c, item_req *ir, rpc_response *resp,
     reply *out);
 
 /* ops_item_encode puts v into op->req.item as codec bytes (in c->a). */

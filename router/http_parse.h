@@ -1,0 +1,73 @@
+/*
+ * http_parse.h — reading HTTP/1.1 requests from a buffer, without sockets
+ * (http.c moves the bytes). Incremental: the buffer only grows at its end
+ * while a request is incomplete, and each call resumes where the last one
+ * stopped. Bodies come framed by Content-Length or chunked (decoded into
+ * the request). What the router needs of the headers is kept: the method,
+ * the path, X-Amz-Target, Authorization, keep-alive and Expect.
+ */
+#ifndef KV_HTTP_PARSE_H
+#define KV_HTTP_PARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Longest request line plus headers. */
+#define HTTP_MAX_HEAD (64u * 1024)
+
+typedef enum http_status {
+	HTTP_INCOMPLETE,     /* call again with more bytes */
+	HTTP_COMPLETE,       /* rq describes a whole request */
+	HTTP_BAD,            /* not a request this server takes: 400 */
+	HTTP_TOO_LARGE,      /* the body is over the limit: 413 */
+	HTTP_HEAD_TOO_LARGE, /* the headers are over HTTP_MAX_HEAD: 431 */
+	HTTP_BAD_VERSION,    /* not HTTP/1.0 or 1.1: 505 */
+} http_status;
+
+typedef enum http_method { HTTP_OTHER, HTTP_GET, HTTP_POST } http_method;
+
+typedef struct http_req {
+	http_method method;
+	/*
+	 * NUL-terminated. A path too long for the field is "" (no such
+	 * resource); a target too long is "" (no such operation). Of the
+	 * Authorization header only the start is kept: the router reads it
+	 * for its credential scope, which comes first.
+	 */
+	char path[256];
+	char target[128];
+	char auth[512];
+	bool has_target, has_auth;
+	bool keep_alive;   /* HTTP/1.1 unless "close"; 1.0 if "keep-alive" */
+	bool expect;       /* Expect: 100-continue */
+	bool continued;    /* "100 Continue" was asked for already */
+	bool chunked;
+	size_t head_len;   /* 0 until the headers are complete */
+	size_t scan;       /* where to resume looking */
+	size_t content_length;
+	size_t body_len;   /* once complete */
+	size_t total;      /* bytes the request takes, once complete */
+	char *body;        /* chunked: the decoded body (owned) */
+	size_t body_cap;
+} http_req;
+
+/* http_req_init readies rq for a new request; cannot fail. */
+void http_req_init(http_req *rq);
+
+/* http_req_fini frees what rq owns; rq can then be initialised again. */
+void http_req_fini(http_req *rq);
+
+/*
+ * http_req_parse reads the request at the start of buf[0..len) (borrowed;
+ * the same bytes as the last call, perhaps more, perhaps moved). A body
+ * over max_body is HTTP_TOO_LARGE as soon as the headers say so. Sets
+ * *send_continue once, when the client asked for "100 Continue" and may
+ * send its body.
+ */
+http_status http_req_parse(http_req *rq, const char *buf, size_t len,
+    size_t max_body, bool *send_continue);
+
+/* http_req_body is the body of a complete request parsed from buf. */
+const char *http_req_body(const http_req *rq, const char *buf);
+
+#endif

@@ -15,11 +15,15 @@
 
 #define TARGET_PREFIX "DynamoDB_20120810."
 
-/* item: the single-item operations, which the event loop runs itself. */
+/*
+ * item: the operations the event loop runs itself (one node call each):
+ * the single-item ones and Query.
+ */
+#define QUERY 100
 static const struct {
 	const char *name;
 	api_op_fn fn;
-	int item; /* item_kind, or -1 */
+	int item; /* item_kind, QUERY, or -1 */
 } ops[API_N_OPS] = {
 	{ "CreateTable", ops_table_create, -1 },
 	{ "DescribeTable", ops_table_describe, -1 },
@@ -30,7 +34,7 @@ static const struct {
 	{ "GetItem", ops_item_get, ITEM_GET },
 	{ "DeleteItem", ops_item_delete, ITEM_DELETE },
 	{ "UpdateItem", ops_item_update, ITEM_UPDATE },
-	{ "Query", ops_read_query, -1 },
+	{ "Query", ops_read_query, QUERY },
 	{ "Scan", ops_read_scan, -1 },
 	{ "BatchGetItem", ops_batch_get, -1 },
 	{ "BatchWriteItem", ops_batch_write, -1 },
@@ -183,10 +187,21 @@ api_start(router *r, const char *target, const char *auth, const char *body,
 		return API_WORKER;
 	}
 	ctx_init(&s->c, r, &s->a, auth);
-	if (ops_item_prepare(&s->c, (item_kind) ops[s->op].item, s->body,
-	    &s->ir, out) && ops_item_route(&s->c, &s->ir.op, NULL, &s->owner,
-	    out))
+	s->query = ops[s->op].item == QUERY;
+	if (s->query) {
+		query_req *q = &s->u.q;
+		if (ops_query_read(&s->c, s->body, q, out) &&
+		    ops_query_route(&s->c, s->body, q, NULL, out)) {
+			s->req = &q->req;
+			s->owner = q->owner;
+			return API_NODE;
+		}
+	} else if (ops_item_prepare(&s->c, (item_kind) ops[s->op].item,
+	    s->body, &s->u.ir, out) && ops_item_route(&s->c, &s->u.ir.op,
+	    NULL, &s->owner, out)) {
+		s->req = &s->u.ir.op.req;
 		return API_NODE;
+	}
 	async_fini(s);
 	if (out->status == 0)
 		return API_WORKER; /* not in this router's catalog yet */
@@ -198,12 +213,12 @@ api_path
 api_finish(api_async *s, kv_err rv, rpc_response *resp, reply *out)
 {
 	int a = 0;
-	if (rv != KV_OK)
+	if (s->query)
+		a = ops_query_answer(&s->c, &s->u.q, rv, resp, out);
+	else if (rv != KV_OK)
 		errors_from_kv(out, rv);
-	else
-		a = ops_item_answer(&s->c, &s->ir.op, resp, out);
-	if (a == 1)
-		ops_item_finish(&s->c, &s->ir, resp, out);
+	else if ((a = ops_item_answer(&s->c, &s->u.ir.op, resp, out)) == 1)
+		ops_item_finish(&s->c, &s->u.ir, resp, out);
 	async_fini(s);
 	if (a < 0)
 		return API_WORKER; /* a stale route: the worker refreshes */

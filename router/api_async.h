@@ -8,6 +8,7 @@
 
 #include "api.h"
 #include "ops_item.h"
+#include "ops_read.h"
 
 typedef enum api_path {
 	API_DONE,   /* *out holds the answer */
@@ -17,8 +18,8 @@ typedef enum api_path {
 
 /*
  * One request served without blocking (the router's event loop):
- * api_start parses it and, for a single-item operation, prepares the node
- * request ir.op.req for node `owner`. Everything else, and anything that
+ * api_start parses it and, for a single-item operation or a Query,
+ * prepares the one node request `req` for node `owner`. Everything else, and anything that
  * needs a network call first (a table not in this router's catalog, a
  * stale route), is API_WORKER: the caller runs api_handle on a thread
  * that may block, which starts over from the raw request. Must not move
@@ -29,13 +30,18 @@ typedef struct api_async {
 	arena a;
 	json_t *body;
 	api_ctx c;
-	item_req ir;
-	uint32_t owner;
+	bool query;               /* u.q, else u.ir */
+	union {
+		item_req ir;
+		query_req q;
+	} u;
+	const rpc_request *req;   /* what to send */
+	uint32_t owner;           /* where */
 } api_async;
 
 /*
  * api_start begins a request (arguments as api_handle's; *out zeroed).
- * API_DONE after filling *out, API_NODE with s->ir.op.req ready for node
+ * API_DONE after filling *out, API_NODE with *s->req ready for node
  * s->owner (then api_finish or api_abort must follow), or API_WORKER.
  */
 api_path api_start(router *r, const char *target, const char *auth,

@@ -5,8 +5,8 @@
  * connections it accepted, and one connection to every node. A loop reads
  * what has arrived on all its ready connections, parses each complete
  * request and starts it without blocking (api_start): a single-item
- * operation becomes a frame appended to its node's output, everything
- * else goes to the worker pool. Only when every ready event has been
+ * operation or a Query becomes a frame appended to its node's output,
+ * everything else goes to the worker pool. Only when every ready event has been
  * handled does the loop write each node's frames, so requests that
  * arrived together travel to a node in one write; the node serves them in
  * order and answers in one write, and the loop matches answers to calls
@@ -16,7 +16,7 @@
  * measurements.
  *
  * Workers. Operations that make several node calls, wait, or refresh the
- * catalog (tables, Query, Scan, batches, /metrics, a stale route, a node
+ * catalog (tables, Scan, batches, /metrics, a stale route, a node
  * that cannot be reached yet) run api_handle on one of WORKERS threads,
  * which may block; the answer comes back to the loop through its done
  * list and eventfd, and the loop writes it.
@@ -729,7 +729,7 @@ to_node(hconn *c, call *q)
 	uint8_t *msg = NULL;
 	size_t len = 0;
 
-	if (k == NULL || wire_pack_request(&q->s.ir.op.req, &msg, &len) !=
+	if (k == NULL || wire_pack_request(q->s.req, &msg, &len) !=
 	    KV_OK || !buf_reserve(&k->out, len + 4)) {
 		reply rp = { 0 };
 		free(msg);

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api.h"
+#include "ops_read.h"
 #include "capacity.h"
 #include "codec.h"
 #include "conn.h"
@@ -29,36 +29,6 @@
 
 #define PAGE_BYTES (1024u * 1024u)
 #define STALE_RETRIES 8
-
-typedef enum select_mode {
-	SELECT_ALL = 1,
-	SELECT_SPECIFIC,
-	SELECT_COUNT,
-} select_mode;
-
-/* A read request, parsed and checked. */
-typedef struct read_req {
-	const char *table;
-	req_exprs x;
-	uint32_t limit;       /* 0: none */
-	bool consistent;
-	bool backward;        /* Query: ScanIndexForward false */
-	select_mode select;
-	value esk;            /* ExclusiveStartKey */
-	bool has_esk;
-	uint32_t segment, total_segments; /* Scan; total 0: not parallel */
-	const char *capacity; /* ReturnConsumedCapacity; NULL: none */
-} read_req;
-
-/* The page being built. */
-typedef struct page {
-	json_t *items;
-	uint32_t count, scanned;
-	uint64_t read_bytes;
-	value last;           /* last item read, when the page stopped early */
-	bool stopped;
-	uint32_t throttle;    /* KV_THROTTLED: the node's RPC_THROTTLE_* bits */
-} page;
 
 /*
  * Answers a page that could not be read. A throttled partition fails the
@@ -194,6 +164,9 @@ key_of(api_ctx *c, const table *t, const value *item)
 	return k;
 }
 
+static kv_err take_range(api_ctx *c, const read_req *r, rpc_response *resp,
+    page *pg);
+
 /*
  * Reads [lo, hi) of partition p for the page, within what is left of the
  * page's item and byte budget. Returns KV_OK, KV_STALE_ROUTE or a failure.
@@ -216,19 +189,30 @@ read_part(api_ctx *c, const read_req *r, const uint8_t *cond, size_t condl,
 	kv_err rv = conn_call(c->r, p->node, &req, c->a, &resp);
 	if (rv != KV_OK)
 		return rv;
-	if (resp.code != KV_OK) {
-		rv = resp.code;
-		pg->throttle = resp.throttle;
-		wire_response_fini(&resp);
+	return take_range(c, r, &resp, pg);
+}
+
+/*
+ * Adds the node's answer to a RANGE request to the page; finalises resp.
+ * Returns KV_OK, KV_STALE_ROUTE or a failure (a throttle sets
+ * pg->throttle).
+ */
+static kv_err
+take_range(api_ctx *c, const read_req *r, rpc_response *resp, page *pg)
+{
+	if (resp->code != KV_OK) {
+		kv_err rv = resp->code;
+		pg->throttle = resp->throttle;
+		wire_response_fini(resp);
 		return rv;
 	}
-	pg->scanned += resp.scanned;
-	pg->read_bytes += resp.read_bytes;
-	for (size_t i = 0; i < resp.n_items; i++) {
+	pg->scanned += resp->scanned;
+	pg->read_bytes += resp->read_bytes;
+	for (size_t i = 0; i < resp->n_items; i++) {
 		value item;
-		if (codec_decode(c->a, resp.items[i], resp.item_lens[i], &item)
+		if (codec_decode(c->a, resp->items[i], resp->item_lens[i], &item)
 		    != KV_OK) {
-			wire_response_fini(&resp);
+			wire_response_fini(resp);
 			return KV_CORRUPT;
 		}
 		pg->count++;
@@ -237,20 +221,20 @@ read_part(api_ctx *c, const read_req *r, const uint8_t *cond, size_t condl,
 		value shown = item;
 		if (r->x.proj != NULL &&
 		    expr_project(c->a, &item, r->x.proj, &shown) != KV_OK) {
-			wire_response_fini(&resp);
+			wire_response_fini(resp);
 			return KV_ENOMEM;
 		}
 		json_array_append_new(pg->items, json_from_item(&shown));
 	}
-	if (resp.last_item != NULL) {
-		if (codec_decode(c->a, resp.last_item, resp.last_item_len,
+	if (resp->last_item != NULL) {
+		if (codec_decode(c->a, resp->last_item, resp->last_item_len,
 		    &pg->last) != KV_OK) {
-			wire_response_fini(&resp);
+			wire_response_fini(resp);
 			return KV_CORRUPT;
 		}
 		pg->stopped = true;
 	}
-	wire_response_fini(&resp);
+	wire_response_fini(resp);
 	return KV_OK;
 }
 
@@ -291,13 +275,18 @@ encode_filter(api_ctx *c, const read_req *r, const uint8_t **cond,
 	return true;
 }
 
-/* Finds an ACTIVE table (refreshing once); false after filling *out. */
+/*
+ * Finds an ACTIVE table (refreshing once); NULL after filling *out. With
+ * refreshed NULL it never refreshes, and leaves *out untouched.
+ */
 static const table *
 find_table(api_ctx *c, const char *name, bool *refreshed, reply *out)
 {
 	const table *t = catalog_find(route_current(c->r), name, strlen(name));
 	if (t != NULL && table_serving(t))
 		return t;
+	if (refreshed == NULL)
+		return NULL; /* *out untouched: the caller refreshes */
 	if (!*refreshed) {
 		*refreshed = true;
 		route_read_unlock();
@@ -581,91 +570,142 @@ done:
 	return true;
 }
 
-void
-ops_read_query(api_ctx *c, json_t *body, reply *out)
+bool
+ops_query_read(api_ctx *c, json_t *body, query_req *q, reply *out)
 {
-	read_req r;
-	bool forward = true, refreshed = false;
-	const uint8_t *cond;
-	size_t condl;
+	bool forward = true;
+	read_req *r = &q->r;
 
+	memset(q, 0, sizeof(*q));
 	if (!read_common(c, body, REQ_EXPR_KEY | REQ_EXPR_FILTER |
-	    REQ_EXPR_PROJECTION, &r, out) ||
+	    REQ_EXPR_PROJECTION, r, out) ||
 	    !req_bool(body, "ScanIndexForward", &forward, out) ||
-	    !encode_filter(c, &r, &cond, &condl, out))
-		return;
+	    !encode_filter(c, r, &q->cond, &q->condl, out))
+		return false;
 	if (json_object_get(body, "ScanIndexForward") == NULL ||
 	    json_is_null(json_object_get(body, "ScanIndexForward")))
 		forward = true;
-	r.backward = !forward;
+	r->backward = !forward;
+	return true;
+}
 
-	for (int attempt = 0; attempt < STALE_RETRIES; attempt++) {
-		const value *pk, *epk, *esk;
-		bounds b;
-		route_read_lock();
-		const table *t = find_table(c, r.table, &refreshed, out);
-		if (t == NULL || index_refused(body, out) ||
-		    !query_bounds(c, t, &r, &pk, &b, out) ||
-		    filter_keys_refused(body, t, &r, out) ||
-		    (r.has_esk && !check_esk(t, &r.esk, &epk, &esk, out)) ||
-		    (r.has_esk && !esk_in_query(&r, pk, epk, out))) {
+bool
+ops_query_route(api_ctx *c, json_t *body, query_req *q, bool *refreshed,
+    reply *out)
+{
+	const value *pk, *epk, *esk;
+	bounds b;
+	read_req *r = &q->r;
+
+	route_read_lock();
+	const table *t = find_table(c, r->table, refreshed, out);
+	if (t == NULL || index_refused(body, out) ||
+	    !query_bounds(c, t, r, &pk, &b, out) ||
+	    filter_keys_refused(body, t, r, out) ||
+	    (r->has_esk && !check_esk(t, &r->esk, &epk, &esk, out)) ||
+	    (r->has_esk && !esk_in_query(r, pk, epk, out))) {
+		route_read_unlock();
+		return false;
+	}
+	if (r->has_esk) {
+		/* Resume right after the start key, inside the bounds. */
+		uint8_t *k;
+		size_t kl;
+		if (keyenc_item_key(t->id, epk, esk, &k, &kl) != KV_OK) {
 			route_read_unlock();
-			return;
+			errors_from_kv(out, KV_ENOMEM);
+			return false;
 		}
-		if (r.has_esk) {
-			/* Resume right after the start key, inside the bounds. */
-			uint8_t *k;
-			size_t kl;
-			if (keyenc_item_key(t->id, epk, esk, &k, &kl) !=
-			    KV_OK) {
-				route_read_unlock();
-				errors_from_kv(out, KV_ENOMEM);
-				return;
-			}
-			uint8_t *ka = arena_alloc(c->a, kl + 1);
-			memcpy(ka, k, kl);
+		uint8_t *ka = arena_alloc(c->a, kl + 1);
+		if (ka == NULL) {
 			free(k);
-			if (!r.backward) {
-				ka[kl] = 0; /* the first key after it */
-				if (bytes_cmp(ka, kl + 1, b.lo, b.lol) > 0) {
-					b.lo = ka;
-					b.lol = kl + 1;
-				}
-			} else if (bytes_cmp(ka, kl, b.hi, b.hil) < 0) {
-				b.hi = ka;
-				b.hil = kl;
+			route_read_unlock();
+			errors_from_kv(out, KV_ENOMEM);
+			return false;
+		}
+		memcpy(ka, k, kl);
+		free(k);
+		if (!r->backward) {
+			ka[kl] = 0; /* the first key after it */
+			if (bytes_cmp(ka, kl + 1, b.lo, b.lol) > 0) {
+				b.lo = ka;
+				b.lol = kl + 1;
 			}
+		} else if (bytes_cmp(ka, kl, b.hi, b.hil) < 0) {
+			b.hi = ka;
+			b.hil = kl;
 		}
-		const partition *p = table_partition_for(t, keyenc_hash(pk));
-		partition pc = *p;
-		uint32_t tid = t->id;
-		char *tname = arena_dup(c->a, t->name, strlen(t->name));
-		route_read_unlock();
+	}
+	const partition *p = table_partition_for(t, keyenc_hash(pk));
+	q->owner = p->node;
+	q->tname = arena_dup(c->a, t->name, strlen(t->name));
+	q->req = (rpc_request) {
+		.op = RPC_RANGE, .table_id = t->id, .part = p->id,
+		.epoch = p->epoch, .range_lo = b.lo, .range_lo_len = b.lol,
+		.range_hi = b.hi, .range_hi_len = b.hil,
+		.backward = r->backward, .limit = r->limit,
+		.max_bytes = PAGE_BYTES, .consistent = r->consistent,
+		.condition = q->cond, .condition_len = q->condl,
+	};
+	route_read_unlock();
+	if (q->tname == NULL) {
+		errors_from_kv(out, KV_ENOMEM);
+		return false;
+	}
+	return true;
+}
 
-		page pg = { .items = json_array() };
-		kv_err rv = read_part(c, &r, cond, condl, tid, &pc, b.lo,
-		    b.lol, b.hi, b.hil, &pg);
-		if (rv == KV_STALE_ROUTE) {
-			json_decref(pg.items);
-			route_stale(c->r, attempt);
-			refreshed = true;
-			continue;
-		}
-		if (rv != KV_OK) {
-			json_decref(pg.items);
-			page_failed(c, &pg, tname, rv, out);
-			return;
-		}
-		route_read_lock();
-		const table *now = catalog_find(route_current(c->r), tname,
-		    strlen(tname));
-		if (now == NULL)
-			req_table_missing(out);
-		else
-			reply_page(c, &r, now, &pg, out);
-		route_read_unlock();
+int
+ops_query_answer(api_ctx *c, query_req *q, kv_err rv, rpc_response *resp,
+    reply *out)
+{
+	page pg = { .items = json_array() };
+	if (pg.items == NULL) {
+		if (rv == KV_OK)
+			wire_response_fini(resp);
+		errors_from_kv(out, KV_ENOMEM);
+		return 0;
+	}
+	if (rv == KV_OK)
+		rv = take_range(c, &q->r, resp, &pg);
+	if (rv == KV_STALE_ROUTE) {
 		json_decref(pg.items);
+		return -1;
+	}
+	if (rv != KV_OK) {
+		json_decref(pg.items);
+		page_failed(c, &pg, q->tname, rv, out);
+		return 0;
+	}
+	route_read_lock();
+	const table *now = catalog_find(route_current(c->r), q->tname,
+	    strlen(q->tname));
+	if (now == NULL)
+		req_table_missing(out);
+	else
+		reply_page(c, &q->r, now, &pg, out);
+	route_read_unlock();
+	json_decref(pg.items);
+	return 1;
+}
+
+void
+ops_read_query(api_ctx *c, json_t *body, reply *out)
+{
+	query_req q;
+	bool refreshed = false;
+
+	if (!ops_query_read(c, body, &q, out))
 		return;
+	for (int attempt = 0; attempt < STALE_RETRIES; attempt++) {
+		rpc_response resp;
+		if (!ops_query_route(c, body, &q, &refreshed, out))
+			return;
+		kv_err rv = conn_call(c->r, q.owner, &q.req, c->a, &resp);
+		if (ops_query_answer(c, &q, rv, &resp, out) >= 0)
+			return;
+		route_stale(c->r, attempt);
+		refreshed = true;
 	}
 	errors_reply(out, ERR_UNAVAILABLE,
 	    "The partition map kept changing; try again");

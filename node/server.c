@@ -164,7 +164,8 @@ on_readable(server *s, sconn *c)
 			c->buf = nb;
 			c->cap = cap;
 		}
-		ssize_t n = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
+		size_t space = c->cap - c->len;
+		ssize_t n = recv(c->fd, c->buf + c->len, space, 0);
 		if (n == 0)
 			return false;
 		if (n < 0) {
@@ -186,9 +187,6 @@ on_readable(server *s, sconn *c)
 				return false;
 			off += 4 + (size_t) flen;
 		}
-		/* Every reply to what this read brought, in one write. */
-		if (!flush(c))
-			return false;
 		if (off > 0) {
 			memmove(c->buf, c->buf + off, c->len - off);
 			c->len -= off;
@@ -199,6 +197,16 @@ on_readable(server *s, sconn *c)
 			c->buf = NULL;
 			c->cap = 0;
 		}
+		/* Every reply to what this read brought, in one write. */
+		if (!flush(c))
+			return false;
+		/*
+		 * A short read emptied the socket; the connection is re-armed
+		 * (level-triggered), so anything that came since wakes a
+		 * worker again: no recv needed to hear EAGAIN.
+		 */
+		if ((size_t) n < space)
+			return true;
 	}
 }
 

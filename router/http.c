@@ -653,8 +653,8 @@ link_read(nlink *k, loop *l)
 			link_fail(k, l, true, KV_ENOMEM);
 			return;
 		}
-		ssize_t n = recv(k->fd, k->in.p + k->in.len,
-		    k->in.cap - k->in.len, 0);
+		size_t space = k->in.cap - k->in.len;
+		ssize_t n = recv(k->fd, k->in.p + k->in.len, space, 0);
 		if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
 			link_fail(k, l, true, KV_UNAVAILABLE);
 			return;
@@ -686,9 +686,13 @@ link_read(nlink *k, loop *l)
 			    &resp);
 			off += 4 + (size_t) flen;
 			call_end(q, rv, rv == KV_OK ? &resp : NULL);
+			if (k->fd < 0)
+				return; /* failed by what the answer started */
 		}
 		if (off > 0)
 			buf_consume(&k->in, off);
+		if (k->fd < 0 || (size_t) n < space)
+			return; /* failed meanwhile, or emptied (a short read) */
 	}
 }
 
@@ -908,6 +912,12 @@ conn_read(hconn *c)
 			break;
 		}
 		c->in.len += (size_t) n;
+		/*
+		 * A short read emptied the socket: what comes later raises a
+		 * new edge, so the recv that would say EAGAIN can be saved.
+		 */
+		if (c->in.len < c->in.cap)
+			break;
 	}
 	c->read_more = false;
 	conn_process(c);

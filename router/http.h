@@ -15,7 +15,7 @@
 typedef struct http http;
 
 /* Event loops a router runs unless told otherwise (kv-router --loops). */
-#define HTTP_LOOPS 2
+#define HTTP_LOOPS 1
 
 /*
  * http_open serves r on host:port with `loops` event loops and a pool of

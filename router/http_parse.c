@@ -217,7 +217,7 @@ parse_chunks(http_req *rq, const char *buf, size_t len, size_t max_body)
 			rq->total = at;
 			return HTTP_COMPLETE;
 		}
-		if (rq->body_len + size > max_body)
+		if (size > max_body - rq->body_len) /* body_len <= max_body */
 			return HTTP_TOO_LARGE;
 		if (len - data < size + 2)
 			return HTTP_INCOMPLETE;

@@ -91,6 +91,7 @@ struct hconn {
 	bool closing;      /* close once out is written */
 	bool draining;     /* refused: discard input until the client closes */
 	bool read_more;    /* input left unread while busy */
+	bool eof;          /* the client will send no more (it may read) */
 	bool freed;        /* on the loop's dead list */
 	size_t drained;
 	time_t active;
@@ -402,7 +403,12 @@ conn_done(hconn *c, reply *rp, const char *ctype)
 		conn_free(c);
 		return false;
 	}
-	c->closing = c->closing || !c->rq.keep_alive;
+	c->closing = c->closing || !c->rq.keep_alive || c->eof;
+	if (rp->status == 0) { /* never filled: a bug, not the client's */
+		free(rp->body);
+		rp->body = NULL;
+		errors_reply(rp, ERR_INTERNAL, "no answer was made");
+	}
 	if (!conn_answer(c, rp, ctype))
 		c->closing = true;
 	buf_consume(&c->in, c->rq.total);
@@ -902,7 +908,12 @@ conn_read(hconn *c)
 		}
 		ssize_t n = recv(c->fd, c->in.p + c->in.len,
 		    c->in.cap - c->in.len, 0);
-		if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+		if (n == 0) {
+			/* Half closed: answer what came, then close. */
+			c->eof = true;
+			break;
+		}
+		if (n < 0 && errno != EINTR && errno != EAGAIN) {
 			conn_drop(c);
 			return;
 		}
@@ -921,8 +932,16 @@ conn_read(hconn *c)
 	}
 	c->read_more = false;
 	conn_process(c);
+	if (c->freed || c->fd < 0)
+		return;
+	if (c->eof && !c->busy) {
+		c->closing = true;
+		if (c->out.len == 0)
+			conn_drop(c);
+		return;
+	}
 	/* A refusal leaves the rest of the upload to be drained now. */
-	if (!c->freed && c->fd >= 0 && c->draining)
+	if (c->draining)
 		conn_read(c);
 }
 

@@ -70,6 +70,10 @@
 #define READ_CHUNK (64 * 1024)
 #define IDLE_SECONDS 120
 #define DRAIN_LIMIT (64u * 1024 * 1024) /* then a refused upload is cut */
+/* Answers a client may leave unread before its requests wait. */
+#define OUT_LIMIT (1024u * 1024)
+/* Input held before reading stops (the largest request the parser takes). */
+#define IN_LIMIT (HTTP_MAX_BODY + HTTP_MAX_BODY / 4 + 2 * HTTP_MAX_HEAD)
 #define JSON_TYPE "application/x-amz-json-1.0"
 
 typedef struct loop loop;
@@ -86,12 +90,14 @@ struct hconn {
 	loop *l;
 	int fd;            /* -1 once closed */
 	buf in, out;
+	size_t sent;       /* of out, already written */
 	http_req rq;       /* the request being parsed or served */
 	bool busy;         /* rq is being served */
 	bool closing;      /* close once out is written */
 	bool draining;     /* refused: discard input until the client closes */
 	bool read_more;    /* input left unread while busy */
 	bool eof;          /* the client will send no more (it may read) */
+	bool hup;          /* its FIN has arrived: read to the end */
 	bool freed;        /* on the loop's dead list */
 	size_t drained;
 	time_t active;
@@ -287,16 +293,22 @@ conn_drop(hconn *c)
 		conn_free(c);
 }
 
+/* Bytes of answers queued for c and not yet written. */
+static size_t
+unsent(const hconn *c)
+{
+	return c->out.len - c->sent;
+}
+
 /* Writes what it can of c->out. False: c is gone (dropped). */
 static bool
 conn_flush(hconn *c)
 {
-	size_t off = 0;
-	while (off < c->out.len) {
-		ssize_t n = send(c->fd, c->out.p + off, c->out.len - off,
-		    MSG_NOSIGNAL);
+	while (c->sent < c->out.len) {
+		ssize_t n = send(c->fd, c->out.p + c->sent,
+		    c->out.len - c->sent, MSG_NOSIGNAL);
 		if (n > 0) {
-			off += (size_t) n;
+			c->sent += (size_t) n;
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -306,8 +318,15 @@ conn_flush(hconn *c)
 		conn_drop(c);
 		return false;
 	}
-	if (off > 0)
-		buf_consume(&c->out, off);
+	/*
+	 * A client that reads slowly takes a little at a time: move what is
+	 * left to the front only once it is no more than what was written,
+	 * so that the copying stays linear in the bytes sent.
+	 */
+	if (c->sent > 0 && c->sent >= unsent(c)) {
+		buf_consume(&c->out, c->sent);
+		c->sent = 0;
+	}
 	if (c->out.len == 0 && c->closing && !c->busy) {
 		if (c->draining) {
 			/* Let the client read the answer, then see EOF. */
@@ -369,11 +388,14 @@ conn_answer(hconn *c, reply *rp, const char *ctype)
 	    "%s\r\n",
 	    rp->status, reason(rp->status), (unsigned long long) seq,
 	    (unsigned) time(NULL), crc32(body, len), ctype, len,
-	    date_header(c->l), c->closing ? "Connection: close\r\n" : "");
+	    date_header(c->l), c->closing ? "Connection: close\r\n" :
+	    c->rq.http10 ? "Connection: keep-alive\r\n" : "");
 	rp->body = NULL;
+	/* A HEAD answer is a GET answer's head alone. */
 	bool ok = n > 0 && (size_t) n < sizeof(head) &&
 	    buf_add(&c->out, head, (size_t) n) &&
-	    (len == 0 || buf_add(&c->out, body, len));
+	    (len == 0 || c->rq.method == HTTP_HEAD ||
+	    buf_add(&c->out, body, len));
 	free(body);
 	return ok;
 }
@@ -403,7 +425,7 @@ conn_done(hconn *c, reply *rp, const char *ctype)
 		conn_free(c);
 		return false;
 	}
-	c->closing = c->closing || !c->rq.keep_alive || c->eof;
+	c->closing = c->closing || !c->rq.keep_alive;
 	if (rp->status == 0) { /* never filled: a bug, not the client's */
 		free(rp->body);
 		rp->body = NULL;
@@ -798,7 +820,7 @@ conn_start(hconn *c)
 	reply rp = { 0 };
 
 	c->busy = true;
-	if (rq->method == HTTP_GET) {
+	if (rq->method == HTTP_GET || rq->method == HTTP_HEAD) {
 		if (strcmp(rq->path, "/metrics") == 0)
 			return to_worker(c, true);
 		if (strcmp(rq->path, "/") != 0) {
@@ -859,7 +881,9 @@ conn_refuse(hconn *c, http_status st)
 static void
 conn_process(hconn *c)
 {
-	while (!c->busy && !c->closing && c->in.len > 0) {
+	/* Requests wait while the client leaves OUT_LIMIT of answers unread. */
+	while (!c->busy && !c->closing && c->in.len > 0 &&
+	    unsent(c) <= OUT_LIMIT) {
 		bool cont = false;
 		http_status st = http_req_parse(&c->rq, c->in.p, c->in.len,
 		    HTTP_MAX_BODY, &cont);
@@ -870,13 +894,22 @@ conn_process(hconn *c)
 				return;
 		}
 		if (st == HTTP_INCOMPLETE)
-			return;
+			break;
 		if (st != HTTP_COMPLETE) {
 			conn_refuse(c, st);
 			return;
 		}
 		if (!conn_start(c))
 			return;
+	}
+	/*
+	 * A client that half-closed has its complete requests answered, in
+	 * order; then the connection closes.
+	 */
+	if (c->eof && !c->busy && !c->closing && unsent(c) <= OUT_LIMIT) {
+		c->closing = true;
+		if (unsent(c) == 0)
+			conn_drop(c);
 	}
 }
 
@@ -886,9 +919,9 @@ conn_read(hconn *c)
 {
 	c->active = time(NULL);
 	for (;;) {
-		if (c->busy && c->in.len > HTTP_MAX_BODY) {
-			c->read_more = true; /* wait for the answer first */
-			return;
+		if (c->in.len > IN_LIMIT || c->eof) {
+			c->read_more = !c->eof; /* wait for answers first */
+			break;
 		}
 		if (c->draining) {
 			char sink[READ_CHUNK];
@@ -925,23 +958,17 @@ conn_read(hconn *c)
 		c->in.len += (size_t) n;
 		/*
 		 * A short read emptied the socket: what comes later raises a
-		 * new edge, so the recv that would say EAGAIN can be saved.
+		 * new edge, so the recv that would say EAGAIN can be saved;
+		 * unless the FIN is in already, which raises none.
 		 */
-		if (c->in.len < c->in.cap)
+		if (c->in.len < c->in.cap && !c->hup)
 			break;
 	}
-	c->read_more = false;
+	if (c->in.len <= IN_LIMIT)
+		c->read_more = false;
 	conn_process(c);
-	if (c->freed || c->fd < 0)
-		return;
-	if (c->eof && !c->busy) {
-		c->closing = true;
-		if (c->out.len == 0)
-			conn_drop(c);
-		return;
-	}
 	/* A refusal leaves the rest of the upload to be drained now. */
-	if (c->draining)
+	if (!c->freed && c->fd >= 0 && c->draining)
 		conn_read(c);
 }
 
@@ -985,7 +1012,7 @@ conns_sweep(loop *l)
 	l->swept = now;
 	for (hconn *c = l->conns, *next; c != NULL; c = next) {
 		next = c->next;
-		if (c->fd >= 0 && !c->busy && c->out.len == 0 &&
+		if (c->fd >= 0 && !c->busy && unsent(c) == 0 &&
 		    now - c->active > IDLE_SECONDS)
 			conn_drop(c);
 	}
@@ -1019,13 +1046,24 @@ loop_run(void *arg)
 				    evs[i].events);
 			} else {
 				hconn *c = evs[i].data.ptr;
+				uint32_t ev = evs[i].events;
 				if (c->fd < 0)
 					continue;
-				if ((evs[i].events & EPOLLOUT) &&
-				    c->out.len > 0 && !conn_flush(c))
-					continue;
-				if (evs[i].events & (EPOLLIN | EPOLLERR |
-				    EPOLLHUP | EPOLLRDHUP))
+				if ((ev & EPOLLOUT) && unsent(c) > 0) {
+					size_t was = unsent(c);
+					if (!conn_flush(c))
+						continue;
+					/* Room again: waiting requests go on. */
+					if (was > OUT_LIMIT &&
+					    unsent(c) <= OUT_LIMIT)
+						conn_process(c);
+					if (c->fd < 0)
+						continue;
+				}
+				if (ev & (EPOLLHUP | EPOLLRDHUP))
+					c->hup = true;
+				if (ev & (EPOLLIN | EPOLLERR | EPOLLHUP |
+				    EPOLLRDHUP))
 					conn_read(c);
 			}
 		}
@@ -1037,7 +1075,8 @@ loop_run(void *arg)
 		conns_sweep(l);
 		for (hconn *c = l->conns, *next; c != NULL; c = next) {
 			next = c->next;
-			if (c->read_more && !c->busy && c->fd >= 0)
+			if (c->read_more && !c->busy && c->fd >= 0 &&
+			    unsent(c) <= OUT_LIMIT)
 				conn_read(c);
 		}
 		conns_bury(l);

@@ -118,12 +118,17 @@ parse_head(http_req *rq, const char *buf, size_t head, size_t max_body)
 		return HTTP_BAD;
 	size_t mlen = (size_t) (sp1 - p);
 	rq->method = mlen == 3 && memcmp(p, "GET", 3) == 0 ? HTTP_GET :
-	    mlen == 4 && memcmp(p, "POST", 4) == 0 ? HTTP_POST : HTTP_OTHER;
-	keep(rq->path, sizeof(rq->path), sp1 + 1, (size_t) (sp2 - sp1 - 1),
-	    false);
+	    mlen == 4 && memcmp(p, "POST", 4) == 0 ? HTTP_POST :
+	    mlen == 4 && memcmp(p, "HEAD", 4) == 0 ? HTTP_HEAD : HTTP_OTHER;
+	/* The path without its query. */
+	const char *path = sp1 + 1;
+	const char *q = memchr(path, '?', (size_t) (sp2 - path));
+	keep(rq->path, sizeof(rq->path), path,
+	    (size_t) ((q != NULL ? q : sp2) - path), false);
+	rq->http10 = !http11;
 	rq->keep_alive = http11;
 
-	bool have_length = false, have_te = false;
+	bool have_length = false, have_te = false, close = false;
 	for (p = eol + 2; p < end; p = eol + 2) {
 		eol = memmem(p, (size_t) (end - p) + 2, "\r\n", 2);
 		const char *colon = memchr(p, ':', (size_t) (eol - p));
@@ -148,12 +153,14 @@ parse_head(http_req *rq, const char *buf, size_t head, size_t max_body)
 				return HTTP_BAD;
 			have_te = true;
 		} else if (is_token(p, nlen, "connection")) {
+			/* "close" wins, wherever it is said. */
 			if (has_token(v, n, "close"))
-				rq->keep_alive = false;
+				close = true;
 			else if (has_token(v, n, "keep-alive"))
 				rq->keep_alive = true;
 		} else if (is_token(p, nlen, "expect")) {
-			rq->expect = is_token(v, n, "100-continue");
+			/* An HTTP/1.0 client's expectation is ignored. */
+			rq->expect = http11 && is_token(v, n, "100-continue");
 		} else if (is_token(p, nlen, "x-amz-target")) {
 			keep(rq->target, sizeof(rq->target), v, n, false);
 			rq->has_target = true;
@@ -164,6 +171,8 @@ parse_head(http_req *rq, const char *buf, size_t head, size_t max_body)
 	}
 	if (have_length && have_te)
 		return HTTP_BAD;
+	if (close)
+		rq->keep_alive = false;
 	rq->chunked = have_te;
 	if (have_length && rq->content_length > max_body)
 		return HTTP_TOO_LARGE;
@@ -171,11 +180,36 @@ parse_head(http_req *rq, const char *buf, size_t head, size_t max_body)
 }
 
 /*
+ * Reads the trailers from rq->scan on: lines, then an empty line; each
+ * complete line is passed once. All of them together are held to
+ * HTTP_MAX_HEAD.
+ */
+static http_status
+parse_trailers(http_req *rq, const char *buf, size_t len)
+{
+	for (;;) {
+		const char *t = memmem(buf + rq->scan, len - rq->scan, "\r\n",
+		    2);
+		if (t == NULL)
+			return len - rq->trailer_start > HTTP_MAX_HEAD ?
+			    HTTP_HEAD_TOO_LARGE : HTTP_INCOMPLETE;
+		size_t l = (size_t) (t - (buf + rq->scan));
+		rq->scan += l + 2;
+		if (rq->scan - rq->trailer_start > HTTP_MAX_HEAD)
+			return HTTP_HEAD_TOO_LARGE;
+		if (l == 0) {
+			rq->total = rq->scan;
+			return HTTP_COMPLETE;
+		}
+	}
+}
+
+/*
  * Decodes the chunks from rq->scan on; HTTP_COMPLETE once the last chunk
  * and the trailers are in.
  */
 static http_status
-parse_chunks(http_req *rq, const char *buf, size_t len, size_t max_body)
+decode_chunks(http_req *rq, const char *buf, size_t len, size_t max_body)
 {
 	for (;;) {
 		const char *p = buf + rq->scan;
@@ -200,22 +234,10 @@ parse_chunks(http_req *rq, const char *buf, size_t len, size_t max_body)
 			return HTTP_BAD;
 		size_t data = (size_t) (eol + 2 - buf);
 		if (size == 0) {
-			/* Trailers, each a line, then an empty line. */
-			size_t at = data;
-			for (;;) {
-				const char *t = memmem(buf + at, len - at,
-				    "\r\n", 2);
-				if (t == NULL)
-					return len - at > HTTP_MAX_HEAD ?
-					    HTTP_HEAD_TOO_LARGE :
-					    HTTP_INCOMPLETE;
-				size_t l = (size_t) (t - (buf + at));
-				at += l + 2;
-				if (l == 0)
-					break;
-			}
-			rq->total = at;
-			return HTTP_COMPLETE;
+			rq->trailers = true;
+			rq->scan = data;
+			rq->trailer_start = data;
+			return parse_trailers(rq, buf, len);
 		}
 		if (size > max_body - rq->body_len) /* body_len <= max_body */
 			return HTTP_TOO_LARGE;
@@ -238,6 +260,22 @@ parse_chunks(http_req *rq, const char *buf, size_t len, size_t max_body)
 		rq->body[rq->body_len] = '\0';
 		rq->scan = data + size + 2;
 	}
+}
+
+static http_status
+parse_chunks(http_req *rq, const char *buf, size_t len, size_t max_body)
+{
+	http_status st = rq->trailers ? parse_trailers(rq, buf, len) :
+	    decode_chunks(rq, buf, len, max_body);
+	/*
+	 * The framing counts too: chunk sizes, extensions and trailers may
+	 * not make the raw bytes much more than the body they carry. (All of
+	 * an incomplete request's bytes are its own.)
+	 */
+	if (st == HTTP_INCOMPLETE &&
+	    len - rq->head_len > max_body + (max_body >> 2) + HTTP_MAX_HEAD)
+		return HTTP_TOO_LARGE;
+	return st;
 }
 
 http_status

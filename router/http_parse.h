@@ -24,13 +24,15 @@ typedef enum http_status {
 	HTTP_BAD_VERSION,    /* not HTTP/1.0 or 1.1: 505 */
 } http_status;
 
-typedef enum http_method { HTTP_OTHER, HTTP_GET, HTTP_POST } http_method;
+typedef enum http_method {
+	HTTP_OTHER, HTTP_GET, HTTP_POST, HTTP_HEAD
+} http_method;
 
 typedef struct http_req {
 	http_method method;
 	/*
-	 * NUL-terminated. A path too long for the field is "" (no such
-	 * resource); a target too long is "" (no such operation). Of the
+	 * NUL-terminated. The path is without its query ("?..."); a path
+	 * too long for the field is "" (no such resource); a target too long is "" (no such operation). Of the
 	 * Authorization header only the start is kept: the router reads it
 	 * for its credential scope, which comes first.
 	 */
@@ -38,10 +40,13 @@ typedef struct http_req {
 	char target[128];
 	char auth[512];
 	bool has_target, has_auth;
+	bool http10;       /* an HTTP/1.0 request */
 	bool keep_alive;   /* HTTP/1.1 unless "close"; 1.0 if "keep-alive" */
-	bool expect;       /* Expect: 100-continue */
+	bool expect;       /* Expect: 100-continue (HTTP/1.1 only) */
 	bool continued;    /* "100 Continue" was asked for already */
 	bool chunked;
+	bool trailers;     /* chunked: the last chunk is in; trailers follow */
+	size_t trailer_start;
 	size_t head_len;   /* 0 until the headers are complete */
 	size_t scan;       /* where to resume looking */
 	size_t content_length;
@@ -62,7 +67,10 @@ void http_req_fini(http_req *rq);
  * the same bytes as the last call, perhaps more, perhaps moved). A body
  * over max_body is HTTP_TOO_LARGE as soon as the headers say so. Sets
  * *send_continue once, when the client asked for "100 Continue" and may
- * send its body.
+ * send its body. A chunked request's framing (chunk sizes, extensions,
+ * trailers) may add at most a quarter of max_body plus HTTP_MAX_HEAD
+ * to it, and its trailers HTTP_MAX_HEAD, or it is HTTP_TOO_LARGE or
+ * HTTP_HEAD_TOO_LARGE.
  */
 http_status http_req_parse(http_req *rq, const char *buf, size_t len,
     size_t max_body, bool *send_continue);

@@ -283,6 +283,18 @@ class Cluster:
         self.nodes[i].start()
         self.wait_ready(timeout)
 
+    def stop_node(self, i):
+        """SIGSTOPs node i: it stays up (its sockets accept and buffer)
+        but answers nothing until cont_node(i)."""
+        self.require_processes()
+        assert self.nodes[i].alive(), "node%d is not running" % i
+        self.nodes[i].signal(signal.SIGSTOP)
+
+    def cont_node(self, i):
+        """SIGCONTs node i (after stop_node; harmless otherwise)."""
+        self.require_processes()
+        self.nodes[i].signal(signal.SIGCONT)
+
     def _stop_procs(self, procs, grace=10.0):
         for p in procs:
             if p.p is not None and not p.alive():

@@ -1,6 +1,8 @@
 """test_cluster.py — the cluster as processes: data survives a restart of
 every process, a killed node takes only its own partitions down (with 5xx
-answers, not hangs) and comes back, routers follow epoch changes, tables
+answers, not hangs) and comes back, a stopped node holds up only the
+calls sent to it (they fail after the call timeout) and serves the right
+answers once resumed, routers follow epoch changes, tables
 are deleted and re-created, ListTables pages, DescribeTable shows the
 table's lifecycle, and keys hash to the same partition across restarts.
 
@@ -9,8 +11,12 @@ an external cluster (KV_ENDPOINT) leave them out with -m 'not processes'.
 """
 
 import datetime
+import http.client
+import json
 import re
+import threading
 import time
+import urllib.parse
 import uuid
 
 import pytest
@@ -163,6 +169,280 @@ def test_a_killed_node_fails_only_its_partitions_until_restarted(
     for k in up:
         assert ddb.get_item(TableName=name, Key={"pk": {"S": k}})[
             "Item"]["v"] == {"S": "while-down"}
+    assert ddb.describe_table(TableName=name)["Table"]["ItemCount"] == 40
+
+
+# ---- (b2) a stopped node ----
+
+INTERNAL_ERROR_TYPE = "com.amazonaws.dynamodb.v20120810#InternalServerError"
+
+
+def http_conn(cluster, timeout):
+    """A keep-alive HTTP connection to the router (each one is a client
+    connection of its own there)."""
+    u = urllib.parse.urlparse(cluster.endpoint)
+    return http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
+
+
+def raw_call(conn, target, body):
+    """One DynamoDB request on conn: (HTTP status, JSON body, seconds)."""
+    start = time.monotonic()
+    conn.request("POST", "/", json.dumps(body).encode(), {
+        "Content-Type": "application/x-amz-json-1.0",
+        "X-Amz-Target": "DynamoDB_20120810." + target})
+    r = conn.getresponse()
+    data = r.read()
+    return r.status, json.loads(data), time.monotonic() - start
+
+
+def pv(k, v):
+    return {"pk": {"S": k}, "v": {"S": v}}
+
+
+@pytest.mark.processes
+def test_a_stopped_node_holds_up_only_its_own_partitions(cluster, ddb):
+    """SIGSTOP a node (up, accepting, silent): the router's event loop
+    keeps serving the other nodes' keys at once, fails the stopped node's
+    calls with a 500 after the 5 s call timeout instead of hanging, and
+    once the node runs again serves its keys with their own answers (the
+    timed-out connection's late answers are never matched to new
+    calls)."""
+    cluster.require_processes()
+    victim = 1
+    name = "stop-" + uuid.uuid4().hex[:8]
+    make_table(ddb, name)
+    parts = cluster.table_partitions(name)
+    owner = {p["part"]: p["node"] for p in parts}
+    assert victim in owner.values() and set(owner.values()) - {victim}, (
+        owner)
+    keys = ["s%03d" % i for i in range(40)]
+    where = partition_of_each(cluster, ddb, name, keys)
+    held = [k for k in keys if owner[where[k]] == victim]
+    free = [k for k in keys if owner[where[k]] != victim]
+    assert len(held) >= 8 and free, (where, owner)
+    # One key on each of the other nodes that own a partition.
+    others = {}
+    for k in free:
+        others.setdefault(owner[where[k]], k)
+    for k in keys:
+        ddb.put_item(TableName=name, Item=pv(k, "before-" + k))
+
+    ended = {}
+
+    def wait_on_stopped(tag, k):
+        conn = http_conn(cluster, 20)
+        try:
+            st, body, took = raw_call(conn, "GetItem", {
+                "TableName": name, "Key": {"pk": {"S": k}},
+                "ConsistentRead": True})
+            ended[tag] = (st, body, took, time.monotonic())
+        except Exception as e:  # noqa: BLE001 - asserted below
+            ended[tag] = e
+        finally:
+            conn.close()
+
+    latest = {}       # free key -> its last written value
+    slow = []         # (op, key, seconds) of answers that took >= 1 s
+    rounds = 0
+    second = None
+    # Meanwhile other connections keep reads of the other nodes' keys in
+    # flight, so that some are pending when the stopped node's calls fail.
+    spare = [k for k in free if k not in others.values()]
+    assert spare, free
+    busy_stop = threading.Event()
+    busy_done = []
+    busy_bad = []
+
+    def busy(t):
+        conn = http_conn(cluster, 15)
+        n = 0
+        try:
+            while not busy_stop.is_set():
+                f = spare[(t + n) % len(spare)]
+                st, body, took = raw_call(conn, "GetItem", {
+                    "TableName": name, "Key": {"pk": {"S": f}},
+                    "ConsistentRead": True})
+                if (st != 200 or body.get("Item") != pv(f, "before-" + f)
+                        or took >= 1.0):
+                    busy_bad.append((f, st, body, took))
+                n += 1
+        except Exception as e:  # noqa: BLE001 - reported below
+            busy_bad.append(("exception", repr(e)))
+        finally:
+            conn.close()
+            busy_done.append(n)
+    busy_threads = [threading.Thread(target=busy, args=(t,), daemon=True)
+                    for t in range(3)]
+    errors = []
+    back = {}         # key -> seconds from the resume to its right answer
+    resumed = []      # when the node was resumed
+    readers = []
+
+    def read_back(k):
+        """Reads k until it answers (a 5xx is retried until 5 s after the
+        resume: the first calls may meet the old connection; a wrong item
+        is not)."""
+        conn = http_conn(cluster, 10)
+        try:
+            while True:
+                st, body, _ = raw_call(conn, "GetItem", {
+                    "TableName": name, "Key": {"pk": {"S": k}},
+                    "ConsistentRead": True})
+                if st == 200:
+                    if body.get("Item") != pv(k, "before-" + k):
+                        errors.append(("GetItem", k, body))
+                    back[k] = time.monotonic() - resumed[0]
+                    return
+                if st < 500 or (resumed and
+                                time.monotonic() - resumed[0] > 5.0):
+                    errors.append(("GetItem", k, st, body))
+                    return
+                time.sleep(0.1)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(("GetItem", k, repr(e)))
+        finally:
+            conn.close()
+
+    cluster.stop_node(victim)
+    try:
+        t0 = time.monotonic()
+        first = threading.Thread(target=wait_on_stopped,
+                                 args=("first", held[0]), daemon=True)
+        first.start()
+        for th in busy_threads:
+            th.start()
+        # Until the stopped node's call ends (10 s at most), the other
+        # nodes' keys answer at once, with the values just written.
+        while first.is_alive() and time.monotonic() - t0 < 10:
+            for node, k in sorted(others.items()):
+                v = "during-%d-%s" % (rounds, k)
+                s = time.monotonic()
+                ddb.put_item(TableName=name, Item=pv(k, v))
+                took_put = time.monotonic() - s
+                s = time.monotonic()
+                got = ddb.get_item(TableName=name, Key={"pk": {"S": k}},
+                                   ConsistentRead=True)
+                took_get = time.monotonic() - s
+                latest[k] = v
+                assert got.get("Item") == pv(k, v), (k, got)
+                if took_put >= 1.0:
+                    slow.append(("PutItem", k, took_put))
+                if took_get >= 1.0:
+                    slow.append(("GetItem", k, took_get))
+            rounds += 1
+            # A second call to the stopped node, 2 s after the first: it
+            # fails with the first, whose deadline closes the connection.
+            if second is None and time.monotonic() - t0 >= 2.0:
+                second = threading.Thread(target=wait_on_stopped,
+                                          args=("second", held[1]),
+                                          daemon=True)
+                second.start()
+            time.sleep(0.05)
+        first.join(1)
+        if second is not None:
+            second.join(1)
+        # Until just after the stopped node's calls have failed.
+        time.sleep(0.3)
+        busy_stop.set()
+        for th in busy_threads:
+            th.join(5)
+        assert not slow, "other nodes' keys were held up: %r" % (slow,)
+        assert busy_bad == [], busy_bad[:10]
+        assert len(busy_done) == 3 and min(busy_done) >= 50, busy_done
+        assert rounds >= 10, "only %d rounds during the wait" % rounds
+        assert second is not None
+        for tag in ("first", "second"):
+            r = ended.get(tag)
+            assert r is not None and not isinstance(r, Exception), (
+                "the %s call to the stopped node did not end within %.1fs: "
+                "%r" % (tag, time.monotonic() - t0, r))
+            st, body, took, _ = r
+            assert st == 500, (tag, st, body)
+            assert body.get("__type") == INTERNAL_ERROR_TYPE, (tag, body)
+            assert "did not answer in time" in body.get("message", ""), (
+                tag, body)
+        took_first = ended["first"][2]
+        assert 4.0 <= took_first <= 9.0, "first call failed after %.2fs" % (
+            took_first,)
+        # Failed together: the link's oldest call timed out, all went.
+        assert abs(ended["second"][3] - ended["first"][3]) < 1.0, ended
+        assert ended["second"][2] < took_first - 1.0, ended
+        # Still stopped: new calls to it go on a new connection. Those
+        # wait for the node, on keys other than the timed-out calls', so
+        # that an answer left over from the old connection would be
+        # matched to one of them and seen as the wrong item.
+        for k in held[2:8]:
+            th = threading.Thread(target=read_back, args=(k,), daemon=True)
+            th.start()
+            readers.append(th)
+        time.sleep(0.3)
+    finally:
+        busy_stop.set()
+        cluster.cont_node(victim)
+        resumed.append(time.monotonic())
+
+    # Resumed: calls to the node succeed again within 5 s, each with its
+    # own answer.
+    for th in readers:
+        th.join(10)
+    assert not any(th.is_alive() for th in readers), "read_back hung"
+    for k in held[:2]:
+        read_back(k)
+    assert errors == [], errors[:10]
+    assert sorted(back) == sorted(held[:8]), back
+    assert max(back.values()) < 5.0, back
+    for k in held:
+        ddb.put_item(TableName=name, Item=pv(k, "after-" + k))
+        got = ddb.get_item(TableName=name, Key={"pk": {"S": k}},
+                           ConsistentRead=True)
+        assert got.get("Item") == pv(k, "after-" + k), (k, got)
+
+    # Several client connections at once, so that calls to each node are
+    # pipelined on the router's one connection and matched in order.
+    def run_threads(fn, args, timeout):
+        threads = [threading.Thread(target=fn, args=(a,), daemon=True)
+                   for a in args]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(timeout)
+        assert not any(th.is_alive() for th in threads), (
+            "%s threads hung" % fn.__name__)
+
+    def hammer(t):
+        k = held[t]
+        conn = http_conn(cluster, 15)
+        try:
+            for i in range(30):
+                v = "t%d-%d" % (t, i)
+                st, body, _ = raw_call(conn, "PutItem", {
+                    "TableName": name, "Item": pv(k, v),
+                    "ReturnValues": "ALL_OLD"})
+                old = "after-" + k if i == 0 else "t%d-%d" % (t, i - 1)
+                if st != 200 or body.get("Attributes") != pv(k, old):
+                    errors.append(("PutItem", k, i, st, body))
+                st, body, _ = raw_call(conn, "GetItem", {
+                    "TableName": name, "Key": {"pk": {"S": k}},
+                    "ConsistentRead": True})
+                if st != 200 or body.get("Item") != pv(k, v):
+                    errors.append(("GetItem", k, i, st, body))
+                f = free[(t + i) % len(free)]
+                st, body, _ = raw_call(conn, "GetItem", {
+                    "TableName": name, "Key": {"pk": {"S": f}},
+                    "ConsistentRead": True})
+                want = pv(f, latest.get(f, "before-" + f))
+                if st != 200 or body.get("Item") != want:
+                    errors.append(("GetItem", f, i, st, body))
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(("exception", k, repr(e)))
+        finally:
+            conn.close()
+    run_threads(hammer, range(6), 30)
+    assert errors == [], errors[:10]
+
+    # The cluster is whole for the tests after this one.
+    assert all(n.alive() for n in cluster.nodes) and cluster.router.alive()
+    cluster.wait_ready(10)
     assert ddb.describe_table(TableName=name)["Table"]["ItemCount"] == 40
 
 

@@ -251,25 +251,40 @@ give_back(rpc_client *c, pconn pc)
 		close(pc.fd);
 }
 
+ssize_t
+rpc_send_some(int fd, const void *buf, size_t len)
+{
+	size_t off = 0;
+	while (off < len) {
+		ssize_t n = send(fd, (const char *) buf + off, len - off,
+		    MSG_NOSIGNAL);
+		if (n > 0)
+			off += (size_t) n;
+		else if (n < 0 && errno == EINTR)
+			continue;
+		else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		else
+			return -1;
+	}
+	return (ssize_t) off;
+}
+
 bool
 rpc_send_all(int fd, const uint8_t *buf, size_t len, int wait_ms)
 {
-	while (len > 0) {
-		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
-		if (n > 0) {
-			buf += n;
-			len -= (size_t) n;
-		} else if (n < 0 && errno == EINTR) {
-			continue;
-		} else if (n < 0 && errno == EAGAIN && wait_ms > 0) {
-			struct pollfd p = { .fd = fd, .events = POLLOUT };
-			if (poll(&p, 1, wait_ms) <= 0)
-				return false;
-		} else {
+	for (;;) {
+		ssize_t n = rpc_send_some(fd, buf, len);
+		if (n < 0)
 			return false;
-		}
+		buf += n;
+		len -= (size_t) n;
+		if (len == 0)
+			return true;
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+		if (wait_ms <= 0 || poll(&p, 1, wait_ms) <= 0)
+			return false;
 	}
-	return true;
 }
 
 /*

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #include "arena.h"
 #include "err.h"
@@ -57,6 +58,13 @@ void rpc_client_close(rpc_client *c);
  */
 kv_err rpc_call(rpc_client *c, const rpc_request *req, arena *a,
     rpc_response *resp, int timeout_ms);
+
+/*
+ * rpc_send_some writes what a non-blocking socket fd takes of buf[0..len)
+ * now (without SIGPIPE): the number of bytes written (less than len when
+ * the socket is full), or -1 when the connection is broken.
+ */
+ssize_t rpc_send_some(int fd, const void *buf, size_t len);
 
 /*
  * rpc_send_all writes all of buf to socket fd (without SIGPIPE). When the

@@ -304,20 +304,12 @@ unsent(const hconn *c)
 static bool
 conn_flush(hconn *c)
 {
-	while (c->sent < c->out.len) {
-		ssize_t n = send(c->fd, c->out.p + c->sent,
-		    c->out.len - c->sent, MSG_NOSIGNAL);
-		if (n > 0) {
-			c->sent += (size_t) n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			break;
+	ssize_t n = rpc_send_some(c->fd, c->out.p + c->sent, unsent(c));
+	if (n < 0) {
 		conn_drop(c);
 		return false;
 	}
+	c->sent += (size_t) n;
 	/*
 	 * A client that reads slowly takes a little at a time: move what is
 	 * left to the front only once it is no more than what was written,
@@ -649,26 +641,16 @@ link_connect(nlink *k, loop *l, uint32_t node)
 static bool
 link_flush(nlink *k, loop *l)
 {
-	size_t off = 0;
 	k->dirty = false;
 	if (k->fd < 0 || k->connecting)
 		return true;
-	while (off < k->out.len) {
-		ssize_t n = send(k->fd, k->out.p + off, k->out.len - off,
-		    MSG_NOSIGNAL);
-		if (n > 0) {
-			off += (size_t) n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			break;
+	ssize_t n = rpc_send_some(k->fd, k->out.p, k->out.len);
+	if (n < 0) {
 		link_fail(k, l, true, KV_UNAVAILABLE);
 		return false;
 	}
-	if (off > 0)
-		buf_consume(&k->out, off);
+	if (n > 0)
+		buf_consume(&k->out, (size_t) n);
 	return true;
 }
 

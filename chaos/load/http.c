@@ -62,17 +62,24 @@ http_buf_append(http_buf *b, const void *p, size_t n)
 kv_err
 http_buf_printf(http_buf *b, const char *fmt, ...)
 {
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0 || http_buf_reserve(b, (size_t) n) != KV_OK)
-		return KV_ENOMEM;
-	va_start(ap, fmt);
-	vsnprintf(b->p + b->len, (size_t) n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t) n;
-	return KV_OK;
+	/* Formats straight into the free room; again only when it is short. */
+	for (int pass = 0; pass < 2; pass++) {
+		size_t room = b->cap > b->len ? b->cap - b->len : 0;
+		va_list ap;
+		va_start(ap, fmt);
+		int n = vsnprintf(room > 0 ? b->p + b->len : NULL, room, fmt,
+		    ap);
+		va_end(ap);
+		if (n >= 0 && (size_t) n < room) {
+			b->len += (size_t) n;
+			return KV_OK;
+		}
+		if (n < 0 || http_buf_reserve(b, (size_t) n) != KV_OK)
+			break;
+	}
+	if (b->p != NULL)
+		b->p[b->len] = '\0'; /* a short first pass wrote there */
+	return KV_ENOMEM;
 }
 
 void
@@ -108,10 +115,11 @@ http_request(http_buf *out, const char *host, const char *op,
 	    "Authorization: AWS4-HMAC-SHA256 "
 	    "Credential=AKIDLOAD/20260101/us-east-1/dynamodb/aws4_request, "
 	    "SignedHeaders=content-type;host;x-amz-date;x-amz-target, "
-	    "Signature=%064d\r\n"
+	    "Signature=%s\r\n"
 	    "Content-Length: %zu\r\n"
 	    "\r\n",
-	    host, op, 0, len);
+	    host, op, "00000000000000000000000000000000"
+	    "00000000000000000000000000000000", len);
 	if (e != KV_OK)
 		return e;
 	return http_buf_append(out, body, len);

@@ -43,6 +43,7 @@
 
 #define MAX_THREADS 16
 #define WRITE_TIMEOUT_MS 10000 /* a client that stops reading is dropped */
+#define FLUSH_EVERY 8
 
 typedef struct sconn {
 	int fd;
@@ -50,6 +51,7 @@ typedef struct sconn {
 	size_t len, cap;
 	uint8_t *out; /* replies not yet written */
 	size_t olen, ocap;
+	unsigned unflushed; /* replies in out */
 } sconn;
 
 struct server {
@@ -140,6 +142,7 @@ flush(sconn *c)
 	bool ok = c->olen == 0 ||
 	    rpc_send_all(c->fd, c->out, c->olen, WRITE_TIMEOUT_MS);
 	c->olen = 0;
+	c->unflushed = 0;
 	if (c->ocap > 1024 * 1024) {
 		free(c->out);
 		c->out = NULL;
@@ -186,6 +189,13 @@ on_readable(server *s, sconn *c)
 			if (!serve(s, c, h + 4, flen))
 				return false;
 			off += 4 + (size_t) flen;
+			/*
+			 * A long batch answers as it goes, so that the router
+			 * can pass the first answers on while the rest are
+			 * served.
+			 */
+			if (++c->unflushed >= FLUSH_EVERY && !flush(c))
+				return false;
 		}
 		if (off > 0) {
 			memmove(c->buf, c->buf + off, c->len - off);

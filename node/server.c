@@ -5,7 +5,8 @@
  * request; the reply goes back the same way on the same connection, in
  * the order the requests came. rpc.c runs one call at a time on a
  * connection; a router's event loop sends many (router/http.c), and the
- * replies to all the requests one read brought go back in one write.
+ * replies to the requests one read brought go back in few writes: one
+ * per FLUSH_EVERY requests, and one for the rest.
  *
  * Threads: `threads` workers wait on one epoll set. Every connection is
  * registered EPOLLONESHOT, so exactly one worker handles it at a time: it

@@ -72,6 +72,8 @@
 #define DRAIN_LIMIT (64u * 1024 * 1024) /* then a refused upload is cut */
 /* Answers a client may leave unread before its requests wait. */
 #define OUT_LIMIT (1024u * 1024)
+/* Frames a node link collects before it is written, mid-round. */
+#define LINK_BATCH 8
 /* Input held before reading stops (the largest request the parser takes). */
 #define IN_LIMIT (HTTP_MAX_BODY + HTTP_MAX_BODY / 4 + 2 * HTTP_MAX_HEAD)
 #define JSON_TYPE "application/x-amz-json-1.0"
@@ -116,6 +118,7 @@ typedef struct nlink {
 	int fd;            /* -1: not connected */
 	bool connecting;
 	bool dirty;        /* out has frames to write this round */
+	unsigned queued;   /* frames in out */
 	buf out, in;
 	call *head, *tail; /* sent or queued, oldest first */
 } nlink;
@@ -142,6 +145,7 @@ struct loop {
 	pthread_mutex_t done_mu;
 	job *done;         /* answered by workers; guarded by done_mu */
 	time_t swept;
+	bool urgent;       /* a link has LINK_BATCH frames waiting */
 	char date[64];     /* the Date header, per second */
 	time_t date_at;
 };
@@ -716,6 +720,7 @@ link_flush(nlink *k, loop *l)
 	k->dirty = false;
 	if (k->fd < 0 || k->connecting)
 		return true;
+	k->queued = 0;
 	ssize_t n = rpc_send_some(k->fd, k->out.p, k->out.len);
 	if (n < 0) {
 		link_fail(k, l, true, KV_UNAVAILABLE);
@@ -837,6 +842,8 @@ to_node(hconn *c, call *q)
 		k->head = q;
 	k->tail = q;
 	k->dirty = true;
+	if (++k->queued >= LINK_BATCH)
+		l->urgent = true;
 	if (k->fd < 0 && !link_connect(k, l, node))
 		link_fail(k, l, false, KV_UNAVAILABLE);
 	return true;
@@ -1091,6 +1098,16 @@ loop_run(void *arg)
 		int n = epoll_wait(l->ep, evs, 256, timeout);
 		for (int i = 0; i < n; i++) {
 			uint64_t tag = evs[i].data.u64;
+			/*
+			 * A node with LINK_BATCH requests waiting gets them
+			 * now, so it works while the round goes on.
+			 */
+			if (l->urgent) {
+				l->urgent = false;
+				for (size_t k = 0; k < h->r->cfg.n_nodes; k++)
+					if (l->links[k].queued >= LINK_BATCH)
+						link_flush(&l->links[k], l);
+			}
 			if (tag == TAG_LISTEN) {
 				accept_all(l);
 			} else if (tag == TAG_EVENT) {

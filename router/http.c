@@ -6,18 +6,19 @@
  * what has arrived on all its ready connections, parses each complete
  * request and starts it without blocking (api_start): a single-item
  * operation or a Query becomes a frame appended to its node's output,
- * everything else goes to the worker pool. Only when every ready event has been
- * handled does the loop write each node's frames, so requests that
- * arrived together travel to a node in one write; the node serves them in
- * order and answers in one write, and the loop matches answers to calls
- * in that order (per node, first in, first out). One wake-up thus serves
+ * everything else goes to the worker pool. When every ready event has
+ * been handled, the loop writes each node's frames, so requests that
+ * arrived together travel to a node in one write (a node with LINK_BATCH
+ * waiting gets them at once); the node serves them in order and answers
+ * in a few writes, and the loop matches answers to calls in that order
+ * (per node, first in, first out). One wake-up thus serves
  * many requests, where a thread per connection paid several wake-ups for
  * each. docs/design-notes.md, "The router's event loop", has the
  * measurements.
  *
  * Workers. Operations that make several node calls, wait, or refresh the
- * catalog (tables, Scan, batches, /metrics, a stale route, a node
- * that cannot be reached yet) run api_handle on one of WORKERS threads,
+ * catalog (tables, Scan, batches, /metrics, a stale route, a node that
+ * cannot be reached yet) run api_handle on one of WORKERS threads,
  * which may block; the answer comes back to the loop through its done
  * list and eventfd, and the loop writes it.
  *

@@ -100,6 +100,22 @@ api_op_name(size_t i)
 	return i < API_N_OPS ? ops[i].name : NULL;
 }
 
+/* Finds the operation X-Amz-Target names; false when there is none. */
+static bool
+find_op(const char *target, size_t *op)
+{
+	if (target == NULL || strncmp(target, TARGET_PREFIX,
+	    strlen(TARGET_PREFIX)) != 0)
+		return false;
+	const char *name = target + strlen(TARGET_PREFIX);
+	for (size_t i = 0; i < API_N_OPS; i++)
+		if (strcmp(ops[i].name, name) == 0) {
+			*op = i;
+			return true;
+		}
+	return false;
+}
+
 /*
  * Finds the operation of target and parses body into *j; false after
  * filling *out (counted when the operation is known).
@@ -109,18 +125,8 @@ parse(router *r, const char *target, const char *body, size_t len,
     size_t *op, json_t **j, reply *out)
 {
 	json_error_t jerr;
-	bool found = false;
 
-	if (target != NULL && strncmp(target, TARGET_PREFIX,
-	    strlen(TARGET_PREFIX)) == 0) {
-		const char *name = target + strlen(TARGET_PREFIX);
-		for (size_t i = 0; i < API_N_OPS && !found; i++)
-			if (strcmp(ops[i].name, name) == 0) {
-				*op = i;
-				found = true;
-			}
-	}
-	if (!found) {
+	if (!find_op(target, op)) {
 		errors_reply(out, ERR_UNKNOWN_OPERATION,
 		    "An unknown operation was requested.");
 		return false;
@@ -180,12 +186,11 @@ api_start(router *r, const char *target, const char *auth, const char *body,
     size_t len, api_async *s, reply *out)
 {
 	memset(s, 0, sizeof(*s));
+	/* The others' bodies (a batch may be 16 MB) are parsed by a worker. */
+	if (find_op(target, &s->op) && ops[s->op].item < 0)
+		return API_WORKER;
 	if (!parse(r, target, body, len, &s->op, &s->body, out))
 		return API_DONE;
-	if (ops[s->op].item < 0) {
-		json_decref(s->body);
-		return API_WORKER;
-	}
 	ctx_init(&s->c, r, &s->a, auth);
 	s->query = ops[s->op].item == QUERY;
 	if (s->query) {

@@ -324,6 +324,19 @@ bytes_from_pb(arena *a, const ProtobufCBinaryData *pb, size_t n,
 	return KV_OK;
 }
 
+/* A MULTI's sub-messages (at most RPC_MULTI_MAX), as bytes_from_pb. */
+static kv_err
+subs_from_pb(arena *a, const ProtobufCBinaryData *pb, size_t n,
+    const uint8_t ***p, size_t **lens, size_t *count)
+{
+	if (n > RPC_MULTI_MAX)
+		return KV_PROTO;
+	kv_err rv = bytes_from_pb(a, pb, n, true, p, lens);
+	if (rv == KV_OK)
+		*count = n;
+	return rv;
+}
+
 kv_err
 wire_pack_request(const rpc_request *r, uint8_t **out, size_t *len)
 {
@@ -434,14 +447,9 @@ wire_unpack_request(const uint8_t *buf, size_t len, arena *a,
 	}
 	r->min_version = pb->min_version;
 	r->node = pb->node;
-	if (pb->n_subs > RPC_MULTI_MAX) {
-		rv = KV_PROTO;
+	if ((rv = subs_from_pb(a, pb->subs, pb->n_subs, &r->subs,
+	    &r->sub_lens, &r->n_subs)) != KV_OK)
 		goto out;
-	}
-	if ((rv = bytes_from_pb(a, pb->subs, pb->n_subs, true, &r->subs,
-	    &r->sub_lens)) != KV_OK)
-		goto out;
-	r->n_subs = pb->n_subs;
 	if (pb->table != NULL) {
 		table *t = malloc(sizeof(*t));
 		if (t == NULL) {
@@ -619,14 +627,9 @@ wire_unpack_response(const uint8_t *buf, size_t len, arena *a,
 	    &r->item_lens)) != KV_OK)
 		goto out;
 	r->n_items = pb->n_items;
-	if (pb->n_subs > RPC_MULTI_MAX) {
-		rv = KV_PROTO;
+	if ((rv = subs_from_pb(a, pb->subs, pb->n_subs, &r->subs,
+	    &r->sub_lens, &r->n_subs)) != KV_OK)
 		goto out;
-	}
-	if ((rv = bytes_from_pb(a, pb->subs, pb->n_subs, true, &r->subs,
-	    &r->sub_lens)) != KV_OK)
-		goto out;
-	r->n_subs = pb->n_subs;
 	if (pb->catalog != NULL &&
 	    (rv = catalog_from_pb(pb->catalog, &r->cat)) != KV_OK)
 		goto out;

@@ -208,7 +208,7 @@ on_readable(server *s, sconn *c)
 			c->buf = NULL;
 			c->cap = 0;
 		}
-		/* Every reply to what this read brought, in one write. */
+		/* The replies not written yet, in one write. */
 		if (!flush(c))
 			return false;
 		/*

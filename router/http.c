@@ -118,7 +118,6 @@ typedef struct call {
 typedef struct nlink {
 	int fd;            /* -1: not connected */
 	bool connecting;
-	bool dirty;        /* out has frames to write this round */
 	unsigned queued;   /* frames in out */
 	buf out, in;
 	call *head, *tail; /* sent or queued, oldest first */
@@ -638,8 +637,8 @@ link_close(nlink *k, loop *l)
 	}
 	k->fd = -1;
 	k->connecting = false;
-	k->dirty = false;
 	k->out.len = 0;
+	k->queued = 0;
 	k->in.len = 0;
 }
 
@@ -718,7 +717,6 @@ link_connect(nlink *k, loop *l, uint32_t node)
 static bool
 link_flush(nlink *k, loop *l)
 {
-	k->dirty = false;
 	if (k->fd < 0 || k->connecting)
 		return true;
 	k->queued = 0;
@@ -842,7 +840,6 @@ to_node(hconn *c, call *q)
 	else
 		k->head = q;
 	k->tail = q;
-	k->dirty = true;
 	if (++k->queued >= LINK_BATCH)
 		l->urgent = true;
 	if (k->fd < 0 && !link_connect(k, l, node))
@@ -981,10 +978,8 @@ conn_read(hconn *c)
 {
 	c->active = time(NULL);
 	for (;;) {
-		if (c->in.len > IN_LIMIT || c->eof) {
-			c->read_more = !c->eof; /* wait for answers first */
+		if (c->in.len > IN_LIMIT || c->eof)
 			break;
-		}
 		if (c->draining) {
 			char sink[READ_CHUNK];
 			ssize_t n = recv(c->fd, sink, sizeof(sink), 0);
@@ -1026,8 +1021,8 @@ conn_read(hconn *c)
 		if (c->in.len < c->in.cap && !c->hup)
 			break;
 	}
-	if (c->in.len <= IN_LIMIT)
-		c->read_more = false;
+	/* Over IN_LIMIT, reading waits for answers to free the input. */
+	c->read_more = !c->eof && c->in.len > IN_LIMIT;
 	conn_process(c);
 	/* A refusal leaves the rest of the upload to be drained now. */
 	if (!c->freed && c->fd >= 0 && c->draining)
@@ -1141,7 +1136,7 @@ loop_run(void *arg)
 		}
 		/* Each node's frames of this round, in one write. */
 		for (size_t i = 0; i < h->r->cfg.n_nodes; i++)
-			if (l->links[i].dirty)
+			if (l->links[i].out.len > 0)
 				link_flush(&l->links[i], l);
 		links_expire(l);
 		conns_sweep(l);

@@ -164,34 +164,6 @@ key_of(api_ctx *c, const table *t, const value *item)
 	return k;
 }
 
-static kv_err take_range(api_ctx *c, const read_req *r, rpc_response *resp,
-    page *pg);
-
-/*
- * Reads [lo, hi) of partition p for the page, within what is left of the
- * page's item and byte budget. Returns KV_OK, KV_STALE_ROUTE or a failure.
- */
-static kv_err
-read_part(api_ctx *c, const read_req *r, const uint8_t *cond, size_t condl,
-    uint32_t table_id, const partition *p, const uint8_t *lo, size_t lol,
-    const uint8_t *hi, size_t hil, page *pg)
-{
-	rpc_request req = {
-		.op = RPC_RANGE, .table_id = table_id, .part = p->id,
-		.epoch = p->epoch, .range_lo = lo, .range_lo_len = lol,
-		.range_hi = hi, .range_hi_len = hil, .backward = r->backward,
-		.limit = r->limit != 0 ? r->limit - pg->scanned : 0,
-		.max_bytes = PAGE_BYTES - pg->read_bytes,
-		.consistent = r->consistent, .condition = cond,
-		.condition_len = condl,
-	};
-	rpc_response resp;
-	kv_err rv = conn_call(c->r, p->node, &req, c->a, &resp);
-	if (rv != KV_OK)
-		return rv;
-	return take_range(c, r, &resp, pg);
-}
-
 /*
  * Adds the node's answer to a RANGE request to the page; finalises resp.
  * Returns KV_OK, KV_STALE_ROUTE or a failure (a throttle sets
@@ -236,6 +208,31 @@ take_range(api_ctx *c, const read_req *r, rpc_response *resp, page *pg)
 	}
 	wire_response_fini(resp);
 	return KV_OK;
+}
+
+/*
+ * Reads [lo, hi) of partition p for the page, within what is left of the
+ * page's item and byte budget. Returns KV_OK, KV_STALE_ROUTE or a failure.
+ */
+static kv_err
+read_part(api_ctx *c, const read_req *r, const uint8_t *cond, size_t condl,
+    uint32_t table_id, const partition *p, const uint8_t *lo, size_t lol,
+    const uint8_t *hi, size_t hil, page *pg)
+{
+	rpc_request req = {
+		.op = RPC_RANGE, .table_id = table_id, .part = p->id,
+		.epoch = p->epoch, .range_lo = lo, .range_lo_len = lol,
+		.range_hi = hi, .range_hi_len = hil, .backward = r->backward,
+		.limit = r->limit != 0 ? r->limit - pg->scanned : 0,
+		.max_bytes = PAGE_BYTES - pg->read_bytes,
+		.consistent = r->consistent, .condition = cond,
+		.condition_len = condl,
+	};
+	rpc_response resp;
+	kv_err rv = conn_call(c->r, p->node, &req, c->a, &resp);
+	if (rv != KV_OK)
+		return rv;
+	return take_range(c, r, &resp, pg);
 }
 
 /* Renders the page. */

@@ -55,6 +55,21 @@ api_reply_json(reply *out, json_t *j)
 	out->len = strlen(body);
 }
 
+void
+api_reply_text(reply *out, jtext *t)
+{
+	if (t->failed || t->p == NULL) {
+		jtext_fini(t);
+		errors_reply(out, ERR_INTERNAL, "out of memory");
+		return;
+	}
+	free(out->body);
+	out->status = 200;
+	out->body = t->p;
+	out->len = t->len;
+	jtext_init(t);
+}
+
 /*
  * The region is the third field of the credential scope:
  * "AWS4-HMAC-SHA256 Credential=AKID/20261130/us-east-1/dynamodb/...".

@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "arena.h"
+#include "json.h"
 #include "router.h"
 
 /* What an operation gets besides its parsed body. */
@@ -56,5 +57,10 @@ void ops_batch_write(api_ctx *c, json_t *body, reply *out);
 
 /* api_reply_json fills *out with 200 and the JSON of j (takes j). */
 void api_reply_json(reply *out, json_t *j);
+/*
+ * api_reply_text fills *out with 200 and the text in t, which it takes (t
+ * is left empty); a failed t gives an internal error instead.
+ */
+void api_reply_text(reply *out, jtext *t);
 
 #endif

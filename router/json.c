@@ -974,3 +974,217 @@ json_from_item(const value *item)
 	}
 	return obj;
 }
+
+/* ---- value tree to JSON text ---- */
+
+void
+jtext_init(jtext *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+void
+jtext_fini(jtext *t)
+{
+	free(t->p);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Room for n more bytes and the NUL; false (t failed) when there is none. */
+static bool
+jtext_room(jtext *t, size_t n)
+{
+	if (t->failed)
+		return false;
+	if (t->cap - t->len > n)
+		return true;
+	size_t cap = t->cap == 0 ? 256 : t->cap;
+	while (cap - t->len <= n) {
+		if (cap > SIZE_MAX / 2) {
+			t->failed = true;
+			return false;
+		}
+		cap *= 2;
+	}
+	char *p = realloc(t->p, cap);
+	if (p == NULL) {
+		t->failed = true;
+		return false;
+	}
+	t->p = p;
+	t->cap = cap;
+	return true;
+}
+
+void
+jtext_raw(jtext *t, const char *s, size_t n)
+{
+	if (!jtext_room(t, n))
+		return;
+	memcpy(t->p + t->len, s, n);
+	t->len += n;
+	t->p[t->len] = '\0';
+}
+
+void
+jtext_string(jtext *t, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	/* At most six bytes per input byte (\u00XX), and the quotes. */
+	if (n > (SIZE_MAX - 3) / 6 || !jtext_room(t, n * 6 + 2))
+		return;
+	char *o = t->p + t->len;
+	*o++ = '"';
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char) s[i];
+		if (c >= 0x20 && c != '"' && c != '\\') {
+			*o++ = (char) c;
+			continue;
+		}
+		*o++ = '\\';
+		switch (c) {
+		case '"': *o++ = '"'; break;
+		case '\\': *o++ = '\\'; break;
+		case '\b': *o++ = 'b'; break;
+		case '\f': *o++ = 'f'; break;
+		case '\n': *o++ = 'n'; break;
+		case '\r': *o++ = 'r'; break;
+		case '\t': *o++ = 't'; break;
+		default:
+			*o++ = 'u';
+			*o++ = '0';
+			*o++ = '0';
+			*o++ = hex[c >> 4];
+			*o++ = hex[c & 15];
+		}
+	}
+	*o++ = '"';
+	t->len = (size_t) (o - t->p);
+	t->p[t->len] = '\0';
+}
+
+void
+jtext_uint(jtext *t, uint64_t v)
+{
+	char buf[24];
+	size_t i = sizeof(buf);
+	do {
+		buf[--i] = (char) ('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	jtext_raw(t, buf + i, sizeof(buf) - i);
+}
+
+void
+jtext_member(jtext *t, const char *name)
+{
+	if (t->len > 0 && t->p[t->len - 1] != '{')
+		jtext_lit(t, ",");
+	jtext_lit(t, "\"");
+	jtext_raw(t, name, strlen(name));
+	jtext_lit(t, "\":");
+}
+
+void
+jtext_json(jtext *t, const json_t *j)
+{
+	size_t n = j != NULL ? json_dumpb(j, NULL, 0, JSON_COMPACT) : 0;
+	if (n == 0) {
+		t->failed = true;
+		return;
+	}
+	if (!jtext_room(t, n))
+		return;
+	json_dumpb(j, t->p + t->len, n, JSON_COMPACT);
+	t->len += n;
+	t->p[t->len] = '\0';
+}
+
+/* The JSON of an S, N or B value without its type. */
+static void
+write_scalar(jtext *t, const value *v)
+{
+	switch (v->type) {
+	case VAL_S:
+		jtext_string(t, v->u.bytes, v->len);
+		break;
+	case VAL_N: {
+		char buf[NUMBER_FMT_MAX];
+		jtext_string(t, buf, number_format(v->u.num, buf));
+		break;
+	}
+	case VAL_B: {
+		size_t n = (v->len + 2) / 3 * 4;
+		if (!jtext_room(t, n + 2))
+			return;
+		char *o = t->p + t->len;
+		*o++ = '"';
+		o += b64_encode((const uint8_t *) v->u.bytes, v->len, o);
+		*o++ = '"';
+		t->len = (size_t) (o - t->p);
+		t->p[t->len] = '\0';
+		break;
+	}
+	default:
+		t->failed = true;
+	}
+}
+
+void
+json_write_value(jtext *t, const value *v)
+{
+	const char *type = value_type_name(v->type);
+	jtext_lit(t, "{\"");
+	jtext_raw(t, type, strlen(type));
+	jtext_lit(t, "\":");
+	switch (v->type) {
+	case VAL_S:
+	case VAL_N:
+	case VAL_B:
+		write_scalar(t, v);
+		break;
+	case VAL_NULL:
+		jtext_lit(t, "true");
+		break;
+	case VAL_BOOL:
+		if (v->b)
+			jtext_lit(t, "true");
+		else
+			jtext_lit(t, "false");
+		break;
+	case VAL_SS:
+	case VAL_NS:
+	case VAL_BS:
+	case VAL_L:
+		jtext_lit(t, "[");
+		for (size_t i = 0; i < v->len; i++) {
+			if (i > 0)
+				jtext_lit(t, ",");
+			if (v->type == VAL_L)
+				json_write_value(t, &v->u.elems[i]);
+			else
+				write_scalar(t, &v->u.elems[i]);
+		}
+		jtext_lit(t, "]");
+		break;
+	case VAL_M:
+		json_write_item(t, v);
+		break;
+	}
+	jtext_lit(t, "}");
+}
+
+void
+json_write_item(jtext *t, const value *item)
+{
+	jtext_lit(t, "{");
+	for (size_t i = 0; i < item->len; i++) {
+		const attr *at = &item->u.attrs[i];
+		if (i > 0)
+			jtext_lit(t, ",");
+		jtext_string(t, at->name, at->name_len);
+		jtext_lit(t, ":");
+		json_write_value(t, &at->v);
+	}
+	jtext_lit(t, "}");
+}

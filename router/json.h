@@ -13,6 +13,8 @@
 #define KV_ROUTER_JSON_H
 
 #include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 #include "arena.h"
 #include "err.h"
@@ -53,5 +55,45 @@ json_t *json_from_value(const value *v);
 
 /* json_from_item returns a new reference to the JSON object of an item. */
 json_t *json_from_item(const value *item);
+
+/*
+ * A JSON text being written: the answers of the single-item verbs and of
+ * Query are written straight from value trees, without a jansson tree in
+ * between (they are the hot path). Out of memory sets `failed`; later
+ * writes are then ignored, and the text is thrown away at the end.
+ */
+typedef struct jtext {
+	char *p;     /* NUL-terminated while not failed */
+	size_t len, cap;
+	bool failed;
+} jtext;
+
+void jtext_init(jtext *t);
+void jtext_fini(jtext *t);
+/* jtext_raw appends n bytes of s as they are (JSON syntax). */
+void jtext_raw(jtext *t, const char *s, size_t n);
+/* jtext_lit appends a string literal as it is. */
+#define jtext_lit(t, s) jtext_raw((t), (s), sizeof(s) - 1)
+/* jtext_string appends s[0..n) as a JSON string, quoted and escaped. */
+void jtext_string(jtext *t, const char *s, size_t n);
+/* jtext_uint appends v in decimal. */
+void jtext_uint(jtext *t, uint64_t v);
+/*
+ * jtext_member starts the member `name` (a plain literal) of the object
+ * being written: a comma unless it is the object's first, the quoted name
+ * and a colon.
+ */
+void jtext_member(jtext *t, const char *name);
+/* jtext_json appends the compact JSON of j (borrowed; NULL fails t). */
+void jtext_json(jtext *t, const json_t *j);
+
+/*
+ * json_write_value and json_write_item append the JSON of v or of an item,
+ * byte for byte what json_dumps(json_from_value(v), JSON_COMPACT) gives.
+ * The values are valid (S values are UTF-8: they were checked on the way
+ * in).
+ */
+void json_write_value(jtext *t, const value *v);
+void json_write_item(jtext *t, const value *item);
 
 #endif

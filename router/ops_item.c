@@ -303,26 +303,53 @@ ops_item_encode(api_ctx *c, const value *v, item_op *op, reply *out)
 }
 
 /*
- * Decodes the item in resp and adds it to j as `field`, projected by proj
- * (NULL: whole). Returns false on failure (out of memory or corrupt).
+ * Decodes the item in resp into *shown, projected by proj (NULL: whole).
+ * Returns 1 with the item, 0 when resp has none, -1 when it is corrupt or
+ * memory ran out.
  */
-static bool
-add_item(api_ctx *c, json_t *j, const rpc_response *resp, const char *field,
-    const expr_projection *proj)
+static int
+item_shown(api_ctx *c, const rpc_response *resp, const expr_projection *proj,
+    value *shown)
 {
-	value item, shown;
+	value item;
 	if (!resp->found || resp->item == NULL)
-		return true;
+		return 0;
 	if (codec_decode(c->a, resp->item, resp->item_len, &item) != KV_OK)
-		return false;
-	if (proj != NULL) {
-		if (expr_project(c->a, &item, proj, &shown) != KV_OK)
-			return false;
-	} else {
-		shown = item;
+		return -1;
+	if (proj == NULL) {
+		*shown = item;
+		return 1;
 	}
+	return expr_project(c->a, &item, proj, shown) == KV_OK ? 1 : -1;
+}
+
+/* Adds the item in resp to j as `field`; false on failure. */
+static bool
+add_item(api_ctx *c, json_t *j, const rpc_response *resp, const char *field)
+{
+	value shown;
+	int has = item_shown(c, resp, NULL, &shown);
+	if (has <= 0)
+		return has == 0;
 	json_t *v = json_from_item(&shown);
 	return v != NULL && json_object_set_new(j, field, v) == 0;
+}
+
+/*
+ * Writes the item in resp to t as the member `field`, projected by proj
+ * (NULL: whole); nothing when there is none. False on failure.
+ */
+static bool
+write_item(api_ctx *c, jtext *t, const rpc_response *resp, const char *field,
+    const expr_projection *proj)
+{
+	value shown;
+	int has = item_shown(c, resp, proj, &shown);
+	if (has <= 0)
+		return has == 0;
+	jtext_member(t, field);
+	json_write_item(t, &shown);
+	return !t->failed;
 }
 
 /*
@@ -335,7 +362,7 @@ reply_write(api_ctx *c, const item_op *op, rpc_response *resp, reply *out)
 {
 	if (resp->code == KV_COND_FAILED) {
 		json_t *extra = json_object();
-		if (extra == NULL || !add_item(c, extra, resp, "Item", NULL)) {
+		if (extra == NULL || !add_item(c, extra, resp, "Item")) {
 			json_decref(extra);
 			errors_from_kv(out, KV_ENOMEM);
 			return;
@@ -349,16 +376,19 @@ reply_write(api_ctx *c, const item_op *op, rpc_response *resp, reply *out)
 		    resp->message : "Invalid request");
 		return;
 	}
-	json_t *j = json_object();
-	if (j == NULL || !add_item(c, j, resp, "Attributes", NULL)) {
-		json_decref(j);
+	jtext t;
+	jtext_init(&t);
+	jtext_lit(&t, "{");
+	if (!write_item(c, &t, resp, "Attributes", NULL)) {
+		jtext_fini(&t);
 		errors_from_kv(out, KV_ENOMEM);
 		return;
 	}
 	/* The larger of the old and new item, in 1 KB steps. */
-	req_consumed(j, op->capacity, op->table,
+	req_consumed_text(&t, op->capacity, op->table,
 	    2 * capacity_write_units(resp->old_size, resp->new_size));
-	api_reply_json(out, j);
+	jtext_lit(&t, "}");
+	api_reply_text(out, &t);
 }
 
 /*
@@ -425,15 +455,18 @@ ops_item_finish(api_ctx *c, item_req *ir, rpc_response *resp, reply *out)
 		wire_response_fini(resp);
 		return;
 	}
-	json_t *j = json_object();
-	if (j == NULL || !add_item(c, j, resp, "Item", ir->x.proj)) {
-		json_decref(j);
+	jtext t;
+	jtext_init(&t);
+	jtext_lit(&t, "{");
+	if (!write_item(c, &t, resp, "Item", ir->x.proj)) {
+		jtext_fini(&t);
 		errors_from_kv(out, KV_ENOMEM);
 	} else {
 		/* A missing item still costs the minimum read. */
-		req_consumed(j, ir->op.capacity, ir->op.table,
+		req_consumed_text(&t, ir->op.capacity, ir->op.table,
 		    capacity_read_half_units(resp->old_size, ir->consistent));
-		api_reply_json(out, j);
+		jtext_lit(&t, "}");
+		api_reply_text(out, &t);
 	}
 	wire_response_fini(resp);
 }

@@ -196,7 +196,9 @@ take_range(api_ctx *c, const read_req *r, rpc_response *resp, page *pg)
 			wire_response_fini(resp);
 			return KV_ENOMEM;
 		}
-		json_array_append_new(pg->items, json_from_item(&shown));
+		if (pg->items.len > 0)
+			jtext_lit(&pg->items, ",");
+		json_write_item(&pg->items, &shown);
 	}
 	if (resp->last_item != NULL) {
 		if (codec_decode(c->a, resp->last_item, resp->last_item_len,
@@ -240,18 +242,33 @@ static void
 reply_page(api_ctx *c, const read_req *r, const table *t, page *pg,
     reply *out)
 {
-	json_t *j = json_object();
-	if (r->select != SELECT_COUNT)
-		json_object_set(j, "Items", pg->items);
-	json_object_set_new(j, "Count", json_integer(pg->count));
-	json_object_set_new(j, "ScannedCount", json_integer(pg->scanned));
-	if (pg->stopped)
-		json_object_set_new(j, "LastEvaluatedKey",
-		    key_of(c, t, &pg->last));
+	jtext j;
+	jtext_init(&j);
+	jtext_lit(&j, "{");
+	if (r->select != SELECT_COUNT) {
+		jtext_member(&j, "Items");
+		jtext_lit(&j, "[");
+		if (pg->items.len > 0)
+			jtext_raw(&j, pg->items.p, pg->items.len);
+		jtext_lit(&j, "]");
+		if (pg->items.failed)
+			j.failed = true;
+	}
+	jtext_member(&j, "Count");
+	jtext_uint(&j, pg->count);
+	jtext_member(&j, "ScannedCount");
+	jtext_uint(&j, pg->scanned);
+	if (pg->stopped) {
+		json_t *k = key_of(c, t, &pg->last);
+		jtext_member(&j, "LastEvaluatedKey");
+		jtext_json(&j, k);
+		json_decref(k);
+	}
 	/* One page: its bytes read are rounded up to 4 KB once. */
-	req_consumed(j, r->capacity, t->name,
+	req_consumed_text(&j, r->capacity, t->name,
 	    capacity_read_half_units(pg->read_bytes, r->consistent));
-	api_reply_json(out, j);
+	jtext_lit(&j, "}");
+	api_reply_text(out, &j);
 }
 
 static bool
@@ -656,21 +673,15 @@ int
 ops_query_answer(api_ctx *c, query_req *q, kv_err rv, rpc_response *resp,
     reply *out)
 {
-	page pg = { .items = json_array() };
-	if (pg.items == NULL) {
-		if (rv == KV_OK)
-			wire_response_fini(resp);
-		errors_from_kv(out, KV_ENOMEM);
-		return 0;
-	}
+	page pg = { 0 };
 	if (rv == KV_OK)
 		rv = take_range(c, &q->r, resp, &pg);
 	if (rv == KV_STALE_ROUTE) {
-		json_decref(pg.items);
+		jtext_fini(&pg.items);
 		return -1;
 	}
 	if (rv != KV_OK) {
-		json_decref(pg.items);
+		jtext_fini(&pg.items);
 		page_failed(c, &pg, q->tname, rv, out);
 		return 0;
 	}
@@ -682,7 +693,7 @@ ops_query_answer(api_ctx *c, query_req *q, kv_err rv, rpc_response *resp,
 	else
 		reply_page(c, &q->r, now, &pg, out);
 	route_read_unlock();
-	json_decref(pg.items);
+	jtext_fini(&pg.items);
 	return 1;
 }
 
@@ -776,7 +787,7 @@ ops_read_scan(api_ctx *c, json_t *body, reply *out)
 			    (r.segment + 1)) << 64) / r.total_segments) - 1;
 	}
 
-	page pg = { .items = json_array() };
+	page pg = { 0 };
 	uint8_t *start = NULL;  /* resume key (inclusive), NULL: none */
 	size_t startl = 0;
 	char *tname = NULL;
@@ -788,7 +799,7 @@ ops_read_scan(api_ctx *c, json_t *body, reply *out)
 		    (r.has_esk && start == NULL &&
 		    !check_esk(t, &r.esk, &epk, &esk, out))) {
 			route_read_unlock();
-			json_decref(pg.items);
+			jtext_fini(&pg.items);
 			return;
 		}
 		tname = arena_dup(c->a, t->name, strlen(t->name));
@@ -798,7 +809,7 @@ ops_read_scan(api_ctx *c, json_t *body, reply *out)
 			if (keyenc_item_key(t->id, epk, esk, &k, &kl) !=
 			    KV_OK) {
 				route_read_unlock();
-				json_decref(pg.items);
+				jtext_fini(&pg.items);
 				errors_from_kv(out, KV_ENOMEM);
 				return;
 			}
@@ -810,7 +821,7 @@ ops_read_scan(api_ctx *c, json_t *body, reply *out)
 			uint64_t h = keyenc_key_hash(start);
 			if (h < hlo || h > hlast) {
 				route_read_unlock();
-				json_decref(pg.items);
+				jtext_fini(&pg.items);
 				errors_reply(out, ERR_VALIDATION, "The provided "
 				    "starting key is invalid: The provided key "
 				    "is outside the range of the segment");
@@ -876,7 +887,7 @@ ops_read_scan(api_ctx *c, json_t *body, reply *out)
 			continue;
 		}
 		if (rv != KV_OK) {
-			json_decref(pg.items);
+			jtext_fini(&pg.items);
 			page_failed(c, &pg, tname, rv, out);
 			return;
 		}
@@ -884,16 +895,16 @@ ops_read_scan(api_ctx *c, json_t *body, reply *out)
 		t = catalog_find(route_current(c->r), tname, strlen(tname));
 		if (t == NULL) {
 			route_read_unlock();
-			json_decref(pg.items);
+			jtext_fini(&pg.items);
 			req_table_missing(out);
 			return;
 		}
 		reply_page(c, &r, t, &pg, out);
 		route_read_unlock();
-		json_decref(pg.items);
+		jtext_fini(&pg.items);
 		return;
 	}
-	json_decref(pg.items);
+	jtext_fini(&pg.items);
 	errors_reply(out, ERR_UNAVAILABLE,
 	    "The partition map kept changing; try again");
 }

@@ -32,7 +32,7 @@ typedef struct read_req {
 
 /* The page being built. */
 typedef struct page {
-	json_t *items;
+	jtext items;          /* the items' JSON, comma-separated */
 	uint32_t count, scanned;
 	uint64_t read_bytes;
 	value last;           /* last item read, when the page stopped early */

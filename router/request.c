@@ -261,18 +261,37 @@ req_capacity(json_t *body, const char **mode, reply *out)
 	return false;
 }
 
-void
-req_consumed(json_t *j, const char *mode, const char *name, uint64_t half)
+/* The ConsumedCapacity object (new reference, or NULL) for mode. */
+static json_t *
+consumed(const char *mode, const char *name, uint64_t half)
 {
-	if (mode == NULL)
-		return;
 	double cu = capacity_to_double(half);
 	json_t *cc = json_pack("{s:s,s:f}", "TableName", name,
 	    "CapacityUnits", cu);
 	if (cc != NULL && strcmp(mode, "INDEXES") == 0)
 		json_object_set_new(cc, "Table", json_pack("{s:f}",
 		    "CapacityUnits", cu));
-	json_object_set_new(j, "ConsumedCapacity", cc);
+	return cc;
+}
+
+void
+req_consumed(json_t *j, const char *mode, const char *name, uint64_t half)
+{
+	if (mode != NULL)
+		json_object_set_new(j, "ConsumedCapacity",
+		    consumed(mode, name, half));
+}
+
+void
+req_consumed_text(jtext *t, const char *mode, const char *name,
+    uint64_t half)
+{
+	if (mode == NULL)
+		return;
+	json_t *cc = consumed(mode, name, half);
+	jtext_member(t, "ConsumedCapacity");
+	jtext_json(t, cc);
+	json_decref(cc);
 }
 
 void

@@ -12,6 +12,7 @@
 
 #include "arena.h"
 #include "catalog.h"
+#include "json.h"
 #include "router.h"
 #include "value.h"
 
@@ -78,6 +79,9 @@ bool req_capacity(json_t *body, const char **mode, reply *out);
  * CapacityUnits; INDEXES: also the Table share). Borrows everything.
  */
 void req_consumed(json_t *j, const char *mode, const char *name,
+    uint64_t half);
+/* req_consumed_text does the same for a response object being written. */
+void req_consumed_text(jtext *t, const char *mode, const char *name,
     uint64_t half);
 
 /*

@@ -657,3 +657,193 @@ Test(json, cut_messages_stay_valid_utf8)
 		json_decref(j);
 	}
 }
+
+/* ---- writing JSON text straight from values ---- */
+
+static unsigned rng_state = 12345;
+
+static unsigned
+rnd(unsigned n)
+{
+	rng_state = rng_state * 1103515245u + 12345u;
+	return (rng_state >> 8) % n;
+}
+
+/* A random string: ASCII, JSON's escapes, control bytes, UTF-8. */
+static json_t *
+rnd_string(size_t salt)
+{
+	static const char *const bits[] = { "a", "Z", "0", " ", "\"", "\\",
+		"/", "\b", "\f", "\n", "\r", "\t", "\x01", "\x1f", "\x7f",
+		"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xe2\x80\xa8",
+		"{", "}", ":", "," };
+	char buf[160];
+	size_t n = 0, parts = rnd(12);
+	for (size_t i = 0; i < parts; i++) {
+		const char *b = bits[rnd(sizeof(bits) / sizeof(bits[0]))];
+		memcpy(buf + n, b, strlen(b));
+		n += strlen(b);
+	}
+	n += (size_t) snprintf(buf + n, sizeof(buf) - n, "%zu", salt);
+	return json_stringn(buf, n);
+}
+
+static json_t *
+rnd_number(size_t salt)
+{
+	static const char *const forms[] = { "%zu", "-%zu", "%zu.25",
+		"0.%zu", "%zuE+3", "-%zue-7", "000%zu", "1%zu0000000000000000" };
+	char buf[64];
+	snprintf(buf, sizeof(buf), forms[rnd(8)], salt);
+	return json_string(buf);
+}
+
+static json_t *
+rnd_binary(size_t salt)
+{
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
+				  "qrstuvwxyz0123456789+/";
+	char buf[64];
+	size_t n = 4 * (1 + rnd(5));
+	for (size_t i = 0; i < n; i++)
+		buf[i] = b64[(rnd(64) + salt * 7 + i) % 64];
+	if (rnd(3) == 0) /* one byte short of a group: "xx==" */
+		buf[n - 2] = buf[n - 1] = '=', buf[n - 3] = 'A';
+	return json_stringn(buf, n);
+}
+
+static json_t *rnd_attribute(int depth);
+
+/* A map of random attributes, as an Item or the body of an M. */
+static json_t *
+rnd_map(int depth)
+{
+	json_t *m = json_object();
+	size_t n = rnd(depth == 0 ? 8 : 4);
+	for (size_t i = 0; i < n; i++) {
+		json_t *name = rnd_string(i);
+		json_object_set_new(m, json_string_value(name),
+		    rnd_attribute(depth + 1));
+		json_decref(name);
+	}
+	return m;
+}
+
+static json_t *
+rnd_attribute(int depth)
+{
+	unsigned kind = rnd(depth > 3 ? 7 : 10);
+	json_t *v = NULL, *a;
+	const char *type = "S";
+	size_t n = 1 + rnd(4);
+	switch (kind) {
+	case 0: v = rnd_string(0); break;
+	case 1: type = "N"; v = rnd_number(rnd(1000)); break;
+	case 2: type = "B"; v = rnd_binary(rnd(1000)); break;
+	case 3: type = "BOOL"; v = json_boolean(rnd(2)); break;
+	case 4: type = "NULL"; v = json_true(); break;
+	case 5:
+	case 6:
+		type = kind == 5 ? "SS" : "NS";
+		a = json_array();
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(a, kind == 5 ? rnd_string(i) :
+			    json_string(((char[16]) { 0 })));
+		if (kind == 6) {
+			json_array_clear(a);
+			for (size_t i = 0; i < n; i++) {
+				char buf[16];
+				snprintf(buf, sizeof(buf), "%zu", i * 3 + 1);
+				json_array_append_new(a, json_string(buf));
+			}
+		}
+		v = a;
+		break;
+	case 7:
+		type = "L";
+		v = json_array();
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(v, rnd_attribute(depth + 1));
+		break;
+	case 8:
+		type = "M";
+		v = rnd_map(depth);
+		break;
+	case 9:
+		type = "BS";
+		v = json_array();
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(v, rnd_binary(i));
+		break;
+	}
+	return json_pack("{so}", type, v);
+}
+
+Test(json, written_items_match_jansson_byte_for_byte)
+{
+	size_t checked = 0;
+	for (int round = 0; round < 2000; round++) {
+		json_t *j = rnd_map(0);
+		json_error err;
+		value v;
+		if (json_to_item(&A, j, &v, &err) != KV_OK) {
+			/* A random binary set may repeat a value. */
+			json_decref(j);
+			continue;
+		}
+		json_t *back = json_from_item(&v);
+		char *want = json_dumps(back, JSON_COMPACT);
+		jtext t;
+		jtext_init(&t);
+		json_write_item(&t, &v);
+		cr_assert(!t.failed);
+		cr_assert_eq(t.len, strlen(want));
+		cr_assert_str_eq(t.p, want);
+		free(want);
+		jtext_fini(&t);
+		json_decref(back);
+		json_decref(j);
+		checked++;
+	}
+	cr_assert_gt(checked, 1500);
+}
+
+Test(json, written_text_escapes_every_control_byte)
+{
+	jtext t;
+	char all[32];
+	for (int i = 0; i < 32; i++)
+		all[i] = (char) i;
+	jtext_init(&t);
+	jtext_string(&t, all, sizeof(all));
+	json_t *s = json_stringn(all, sizeof(all));
+	char *want = json_dumps(s, JSON_ENCODE_ANY);
+	cr_assert_str_eq(t.p, want);
+	cr_assert_str_eq(t.p + 1, "\\u0000\\u0001\\u0002\\u0003\\u0004\\u0005"
+	    "\\u0006\\u0007\\b\\t\\n\\u000B\\f\\r\\u000E\\u000F\\u0010\\u0011"
+	    "\\u0012\\u0013\\u0014\\u0015\\u0016\\u0017\\u0018\\u0019\\u001A"
+	    "\\u001B\\u001C\\u001D\\u001E\\u001F\"");
+	free(want);
+	json_decref(s);
+	jtext_fini(&t);
+}
+
+Test(json, written_text_numbers_and_jansson_values)
+{
+	jtext t;
+	jtext_init(&t);
+	jtext_uint(&t, 0);
+	jtext_lit(&t, ",");
+	jtext_uint(&t, UINT64_MAX);
+	jtext_lit(&t, ",");
+	json_t *j = json_pack("{s:s,s:f}", "TableName", "t",
+	    "CapacityUnits", 1.0);
+	jtext_json(&t, j);
+	json_decref(j);
+	cr_assert(!t.failed);
+	cr_assert_str_eq(t.p, "0,18446744073709551615,"
+	    "{\"TableName\":\"t\",\"CapacityUnits\":1.0}");
+	jtext_json(&t, NULL);
+	cr_assert(t.failed);
+	jtext_fini(&t);
+}

@@ -211,8 +211,13 @@ read_headers(const char *p, size_t n, headers *h)
 static size_t
 head_end(const char *buf, size_t from, size_t len)
 {
+	/* memchr finds each '\r' faster than a compare at every byte. */
 	for (size_t i = from; i + 4 <= len; i++) {
-		if (memcmp(buf + i, "\r\n\r\n", 4) == 0)
+		const char *cr = memchr(buf + i, '\r', len - 3 - i);
+		if (cr == NULL)
+			return 0;
+		i = (size_t) (cr - buf);
+		if (memcmp(cr, "\r\n\r\n", 4) == 0)
 			return i + 4;
 	}
 	return 0;

@@ -1,17 +1,23 @@
 /*
  * workload.c — request bodies and answer checks (see workload.h). Bodies
  * are printed, not built with jansson: the hot path formats a few hundred
- * bytes per request. Answers are parsed with jansson, because a check has
- * to look inside them.
+ * bytes per request. Answers to the run's requests are read in place with
+ * jscan, which allocates nothing: a check runs on every answer, on the
+ * same machine as the server it loads. The answers of setup and loading
+ * (DescribeTable, BatchWriteItem) are few and parsed with jansson.
  */
 #include "workload.h"
 
+#include <ctype.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
+
+#include "jscan.h"
 
 #define QUERY_PK "q"          /* the query workload's item collection */
 #define QUERY_ITEMS 100       /* its items: sk 0..99 */
@@ -272,6 +278,29 @@ verdict(workload_verdict *v, workload_outcome o, const char *type)
 	snprintf(v->type, sizeof(v->type), "%s", type);
 }
 
+/*
+ * Copies the decoded text of string s after its last '#' into buf[0..cap)
+ * as snprintf would, and returns that text's full length.
+ */
+static size_t
+after_hash(jscan_val s, char *buf, size_t cap)
+{
+	jscan_chars c;
+	size_t n = 0;
+	jscan_chars_init(&c, s);
+	for (int b; (b = jscan_chars_next(&c)) >= 0;) {
+		if (b == '#') {
+			n = 0;
+			continue;
+		}
+		if (n + 1 < cap)
+			buf[n] = (char) b;
+		n++;
+	}
+	buf[n < cap ? n : cap - 1] = '\0';
+	return n;
+}
+
 void
 workload_classify(int status, const char *body, size_t len,
     workload_verdict *v)
@@ -282,62 +311,84 @@ workload_classify(int status, const char *body, size_t len,
 		v->outcome = WORKLOAD_OK;
 		return;
 	}
-	json_t *j = json_loadb(body, len, 0, NULL);
-	const char *type = json_string_value(json_object_get(j, "__type"));
-	const char *msg = json_string_value(json_object_get(j, "message"));
-	if (msg == NULL)
-		msg = json_string_value(json_object_get(j, "Message"));
-	if (msg != NULL)
-		snprintf(v->message, sizeof(v->message), "%s", msg);
-	if (type == NULL) {
+	/* An invalid body leaves j absent: no type, no message. */
+	jscan_val j = { NULL, 0 };
+	jscan_doc(body, len, &j);
+	jscan_val type = jscan_get(j, "__type");
+	jscan_val msg = jscan_get(j, "message");
+	if (jscan_kind_of(msg) != JSCAN_STRING)
+		msg = jscan_get(j, "Message");
+	if (jscan_kind_of(msg) == JSCAN_STRING)
+		jscan_str_copy(msg, v->message, sizeof(v->message));
+	if (jscan_kind_of(type) != JSCAN_STRING) {
 		char t[32];
 		snprintf(t, sizeof(t), "HTTP%d", status);
 		verdict(v, WORKLOAD_ERROR, t);
-		json_decref(j);
 		return;
 	}
-	const char *hash = strrchr(type, '#');
-	const char *name = hash != NULL ? hash + 1 : type;
+	char name[sizeof(v->type)];
+	size_t n = after_hash(type, name, sizeof(name));
 	workload_outcome o = WORKLOAD_ERROR;
+	/* Every throttle name fits name, so a match is on the whole name. */
 	for (size_t i = 0; i < sizeof(throttles) / sizeof(throttles[0]); i++)
-		if (strcmp(name, throttles[i]) == 0)
+		if (n == strlen(throttles[i]) &&
+		    strcmp(name, throttles[i]) == 0)
 			o = WORKLOAD_THROTTLED;
 	verdict(v, o, name);
-	json_decref(j);
 }
 
 /* Whether item is an object whose pk is {"S": key}. */
 static bool
-item_has_key(json_t *item, const char *key)
+item_has_key(jscan_val item, const char *key)
 {
-	json_t *pk = json_object_get(item, "pk");
-	const char *s = json_string_value(json_object_get(pk, "S"));
-	return s != NULL && strcmp(s, key) == 0;
+	return jscan_str_eq(jscan_get(jscan_get(item, "pk"), "S"), key);
 }
 
-/* The sort key of item as an integer, or -1. */
+/*
+ * The sort key of item as an integer, or -1. Its "N" string is read as
+ * strtoll(s, &end, 10) reads it, and must be read whole: blanks and a
+ * sign may lead, and a value out of range saturates.
+ */
 static long long
-item_sk(json_t *item)
+item_sk(jscan_val item)
 {
-	json_t *sk = json_object_get(item, "sk");
-	const char *n = json_string_value(json_object_get(sk, "N"));
-	if (n == NULL)
+	jscan_val s = jscan_get(jscan_get(item, "sk"), "N");
+	if (jscan_kind_of(s) != JSCAN_STRING)
 		return -1;
-	char *end;
-	long long v = strtoll(n, &end, 10);
-	return *end == '\0' && end != n ? v : -1;
+	jscan_chars c;
+	jscan_chars_init(&c, s);
+	int b = jscan_chars_next(&c);
+	while (b >= 0 && isspace(b))
+		b = jscan_chars_next(&c);
+	bool neg = b == '-';
+	if (b == '-' || b == '+')
+		b = jscan_chars_next(&c);
+	if (b < '0' || b > '9')
+		return -1;
+	unsigned long long limit = neg ? (unsigned long long) LLONG_MAX + 1 :
+	                                 (unsigned long long) LLONG_MAX;
+	unsigned long long mag = 0;
+	for (; b >= '0' && b <= '9'; b = jscan_chars_next(&c)) {
+		unsigned d = (unsigned) (b - '0');
+		mag = mag > (limit - d) / 10 ? limit : mag * 10 + d;
+	}
+	if (b != -1)
+		return -1;
+	if (!neg)
+		return (long long) mag;
+	return mag == limit ? LLONG_MIN : -(long long) mag;
 }
 
 /* Checks a Query page against what was loaded; the reason, or NULL. */
 static const char *
-check_page(const workload *w, const workload_req *req, json_t *j)
+check_page(const workload *w, const workload_req *req, jscan_val j)
 {
-	json_t *items = json_object_get(j, "Items");
-	json_t *count = json_object_get(j, "Count");
-	if (!json_is_array(items) || !json_is_integer(count))
+	jscan_val items = jscan_get(j, "Items");
+	long long n;
+	if (jscan_kind_of(items) != JSCAN_ARRAY ||
+	    !jscan_int(jscan_get(j, "Count"), &n))
 		return "BadShape";
-	long long n = json_integer_value(count);
-	if ((size_t) n != json_array_size(items))
+	if ((size_t) n != jscan_size(items))
 		return "BadPage";
 	long long lo = req->limit, hi = req->limit;
 	if (w->kind == WORKLOAD_YCSB_E) {
@@ -348,8 +399,10 @@ check_page(const workload *w, const workload_req *req, json_t *j)
 	if (n < lo || n > hi)
 		return "BadPage";
 	long long prev = -1;
-	for (size_t i = 0; i < json_array_size(items); i++) {
-		json_t *item = json_array_get(items, i);
+	jscan_iter it;
+	jscan_val item;
+	jscan_iter_init(&it, items);
+	while (jscan_next(&it, &item)) {
 		long long sk = item_sk(item);
 		if (!item_has_key(item, req->key) || sk < req->sk ||
 		    sk <= prev)
@@ -366,19 +419,18 @@ workload_check(const workload *w, const workload_req *req, int status,
 	workload_classify(status, body, len, v);
 	if (status != 200 || !w->check)
 		return;
-	json_t *j = json_loadb(body, len, 0, NULL);
-	if (!json_is_object(j)) {
+	jscan_val j;
+	if (!jscan_doc(body, len, &j) || jscan_kind_of(j) != JSCAN_OBJECT) {
 		verdict(v, WORKLOAD_WRONG, "BadJson");
-		json_decref(j);
 		return;
 	}
 	const char *wrong = NULL;
 	switch (req->op) {
 	case WORKLOAD_OP_GET: {
-		json_t *item = json_object_get(j, "Item");
-		if (item == NULL)
+		jscan_val item = jscan_get(j, "Item");
+		if (jscan_kind_of(item) == JSCAN_NONE)
 			wrong = "MissingItem";
-		else if (!json_is_object(item) ||
+		else if (jscan_kind_of(item) != JSCAN_OBJECT ||
 		    !item_has_key(item, req->key))
 			wrong = "WrongItem";
 		break;
@@ -393,7 +445,6 @@ workload_check(const workload *w, const workload_req *req, int status,
 	}
 	if (wrong != NULL)
 		verdict(v, WORKLOAD_WRONG, wrong);
-	json_decref(j);
 }
 
 kv_err

@@ -1,0 +1,134 @@
+/*
+ * jscan.h — reading JSON text in place, without allocating: a validator,
+ * then lookups that re-scan the validated text. kv-load checks every
+ * answer, and a parse into a tree per answer took CPU from the server
+ * under test on the same machine.
+ *
+ * A value is the span of its text, {p, n}; n == 0 means absent. Lookups
+ * skip over values instead of indexing them: answers are a few KB at most.
+ * Nothing here builds JSON; request bodies are printed (workload.c).
+ *
+ * jscan_doc accepts exactly what jansson 2.14's json_loadb accepts with
+ * JSON_DECODE_ANY, so a check judges an answer as it did when it used
+ * jansson. Beyond RFC 8259 that means rejecting: \u0000 in any string,
+ * integers outside long long, numbers whose magnitude rounds to infinity
+ * as a double, and values nested deeper than 2048 (jansson's
+ * JSON_PARSER_MAX_DEPTH, counting the value itself: a scalar inside 2048
+ * arrays is too deep). And accepting one quirk: a single NUL byte right
+ * after a number or a true/false/null literal, which jansson's lexer
+ * drops when it pushes the byte back.
+ *
+ * Read next: workload.h, which judges answers with it.
+ */
+#ifndef KVLOAD_JSCAN_H
+#define KVLOAD_JSCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Values nested deeper than this are invalid (see above). */
+#define JSCAN_MAX_DEPTH 2048
+
+typedef enum jscan_kind {
+	JSCAN_NONE, /* absent: no such member, or not a value */
+	JSCAN_OBJECT,
+	JSCAN_ARRAY,
+	JSCAN_STRING,
+	JSCAN_NUMBER,
+	JSCAN_TRUE,
+	JSCAN_FALSE,
+	JSCAN_NULL,
+} jscan_kind;
+
+/*
+ * The text of one value, quotes and brackets included, inside a buffer
+ * that jscan_doc validated; valid until that buffer changes. The
+ * functions below take values from jscan_doc, jscan_get and jscan_next
+ * only; on any other text they stay inside {p, n} but their answers
+ * mean nothing.
+ */
+typedef struct jscan_val {
+	const char *p;
+	size_t n;
+} jscan_val;
+
+/* Walks an array's elements; see jscan_iter_init. */
+typedef struct jscan_iter {
+	const char *p;
+	const char *end;
+} jscan_iter;
+
+/* Walks a string's decoded bytes; see jscan_chars_init. */
+typedef struct jscan_chars {
+	const char *p;
+	const char *end;
+	unsigned char pend[4]; /* the rest of a decoded \u escape */
+	unsigned char npend;
+	unsigned char ipend;
+} jscan_chars;
+
+/*
+ * jscan_doc says whether buf[0..len) (borrowed, need not end in NUL) is
+ * one JSON value with optional whitespace around it, as defined above.
+ * When it is, *root (may be NULL) is that value without the whitespace.
+ * Never reads outside buf[0..len).
+ */
+bool jscan_doc(const char *buf, size_t len, jscan_val *root);
+
+/* jscan_kind_of returns what v is; JSCAN_NONE when absent. */
+jscan_kind jscan_kind_of(jscan_val v);
+
+/*
+ * jscan_get returns the member of object obj named name (a C string,
+ * compared with the decoded member names), or an absent value when obj is
+ * not an object or has no such member. When the name occurs more than
+ * once, the last occurrence wins, as in jansson.
+ */
+jscan_val jscan_get(jscan_val obj, const char *name);
+
+/*
+ * jscan_iter_init starts *it at the first element of arr; when arr is not
+ * an array, there are no elements.
+ */
+void jscan_iter_init(jscan_iter *it, jscan_val arr);
+
+/* jscan_next moves to the next element: false when there is none. */
+bool jscan_next(jscan_iter *it, jscan_val *elem);
+
+/* jscan_size returns how many elements array arr has; 0 if not an array. */
+size_t jscan_size(jscan_val arr);
+
+/*
+ * jscan_int reads v when it is an integer as jansson sees one: a number
+ * without fraction or exponent that fits in long long. False otherwise,
+ * with *out unchanged.
+ */
+bool jscan_int(jscan_val v, long long *out);
+
+/*
+ * jscan_str_eq says whether v is a string whose decoded content equals s
+ * (a C string; decoded strings cannot hold NUL).
+ */
+bool jscan_str_eq(jscan_val v, const char *s);
+
+/*
+ * jscan_str_copy writes the decoded content of string v into buf[0..cap),
+ * cut short to cap - 1 bytes and NUL-terminated when cap > 0, as
+ * snprintf does. Returns the full decoded length (so it fit when below
+ * cap), or 0 with buf empty when v is not a string.
+ */
+size_t jscan_str_copy(jscan_val v, char *buf, size_t cap);
+
+/*
+ * jscan_chars_init starts *c at the first decoded byte of string v; when
+ * v is not a string there are none.
+ */
+void jscan_chars_init(jscan_chars *c, jscan_val v);
+
+/*
+ * jscan_chars_next returns the next decoded byte (0..255), or -1 at the
+ * end.
+ */
+int jscan_chars_next(jscan_chars *c);
+
+#endif

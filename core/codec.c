@@ -241,7 +241,14 @@ utf8_valid(const uint8_t *p, size_t n)
 		uint8_t c = p[i];
 		size_t k;
 		uint32_t cp;
+		uint64_t w;
 
+		/* Eight ASCII bytes at a time. */
+		if (n - i >= 8 && (memcpy(&w, p + i, 8),
+		    (w & 0x8080808080808080ull) == 0)) {
+			i += 8;
+			continue;
+		}
 		if (c < 0x80) {
 			i++;
 			continue;

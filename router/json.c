@@ -1026,6 +1026,27 @@ jtext_raw(jtext *t, const char *s, size_t n)
 	t->p[t->len] = '\0';
 }
 
+/* Whether byte c is written escaped: a control byte, '"' or '\\'. */
+static inline bool
+escape1(unsigned char c)
+{
+	return c < 0x20 || c == '"' || c == '\\';
+}
+
+/*
+ * Whether any of the eight bytes in w is escaped: a byte below 0x20, or
+ * one equal to '"' or '\\' (the classic "has a byte less than n" test on
+ * w and on w xor the character; exact as to whether there is one).
+ */
+static inline bool
+escape8(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = ones * 0x80;
+	uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+	return (((w - ones * 0x20) & ~w) | ((q - ones) & ~q) |
+	    ((b - ones) & ~b)) & high;
+}
+
 void
 jtext_string(jtext *t, const char *s, size_t n)
 {
@@ -1036,11 +1057,18 @@ jtext_string(jtext *t, const char *s, size_t n)
 	char *o = t->p + t->len;
 	*o++ = '"';
 	for (size_t i = 0; i < n; i++) {
+		/* Copy the run of bytes that need no escape, eight at a time. */
+		size_t run = i;
+		uint64_t w;
+		while (n - run >= 8 && (memcpy(&w, s + run, 8), !escape8(w)))
+			run += 8;
+		while (run < n && !escape1((unsigned char) s[run]))
+			run++;
+		memcpy(o, s + i, run - i);
+		o += run - i;
+		if ((i = run) == n)
+			break;
 		unsigned char c = (unsigned char) s[i];
-		if (c >= 0x20 && c != '"' && c != '\\') {
-			*o++ = (char) c;
-			continue;
-		}
 		*o++ = '\\';
 		switch (c) {
 		case '"': *o++ = '"'; break;

@@ -339,7 +339,7 @@ Test(codec, nesting_is_bounded)
 /* Criterion may run the test in a fresh process: no pointers here. */
 struct corrupt {
 	char what[40];
-	char bytes[16];
+	char bytes[24];
 	size_t len;
 };
 
@@ -364,6 +364,12 @@ ParameterizedTestParameters(codec, corrupt_bytes_are_refused)
 		C("overlong UTF-8 in S", "\x01\x02\xc0\x80"),
 		C("surrogate in S", "\x01\x03\xed\xa0\x80"),
 		C("cut UTF-8 in S", "\x01\x01\xc3"),
+		C("invalid UTF-8 after eight ASCII bytes",
+		    "\x01\x0a" "abcdefghi\xff"),
+		C("invalid UTF-8 before eight ASCII bytes",
+		    "\x01\x0a" "a\xff" "bcdefghi"),
+		C("UTF-8 cut at the end of a long S",
+		    "\x01\x11" "abcdefghijklmnop\xe2"),
 		C("invalid UTF-8 in a name", "\x07\x01\x01\xff\x09"),
 		C("bad number tag", "\x02\x07"),
 		C("number without exponent", "\x02\x03"),

@@ -847,3 +847,49 @@ Test(json, written_text_numbers_and_jansson_values)
 	cr_assert(t.failed);
 	jtext_fini(&t);
 }
+
+/* What jtext_string must write for one byte. */
+static size_t
+escape_ref(unsigned char c, char *out)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	const char *short_ = c == '"' ? "\\\"" : c == '\\' ? "\\\\" :
+	    c == '\b' ? "\\b" : c == '\f' ? "\\f" : c == '\n' ? "\\n" :
+	    c == '\r' ? "\\r" : c == '\t' ? "\\t" : NULL;
+	if (short_ != NULL) {
+		memcpy(out, short_, 2);
+		return 2;
+	}
+	if (c < 0x20) {
+		memcpy(out, "\\u00", 4);
+		out[4] = hex[c >> 4];
+		out[5] = hex[c & 15];
+		return 6;
+	}
+	out[0] = (char) c;
+	return 1;
+}
+
+Test(json, written_strings_escape_any_byte_at_any_offset)
+{
+	/* Every byte value at every offset of runs read eight at a time. */
+	for (int c = 1; c < 256; c++) {
+		for (size_t at = 0; at < 20; at++) {
+			char in[20], want[64];
+			size_t n = 0;
+			memset(in, c == 'a' ? 'b' : 'a', sizeof(in));
+			in[at] = (char) c;
+			want[n++] = '"';
+			for (size_t i = 0; i < sizeof(in); i++)
+				n += escape_ref((unsigned char) in[i], want + n);
+			want[n++] = '"';
+			jtext t;
+			jtext_init(&t);
+			jtext_string(&t, in, sizeof(in));
+			cr_assert_eq(t.len, n, "byte %d at %zu", c, at);
+			cr_assert_eq(memcmp(t.p, want, n), 0, "byte %d at %zu",
+			    c, at);
+			jtext_fini(&t);
+		}
+	}
+}

@@ -126,12 +126,32 @@ scan_utf8(const char *p, const char *end)
 	return p + n;
 }
 
+/*
+ * Whether the eight bytes in w are all plain ASCII inside a string: none
+ * below 0x20, none from 0x80, no '"' and no '\\'. Uses the exact test for
+ * "some byte is less than n" on w and on w xor each character.
+ */
+static bool
+plain8(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = ones * 0x80;
+	uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+	return ((w | ((w - ones * 0x20) & ~w) | ((q - ones) & ~q) |
+	    ((b - ones) & ~b)) & high) == 0;
+}
+
 /* Past the string whose opening quote is at p, or NULL when invalid. */
 static const char *
 scan_string(const char *p, const char *end)
 {
 	p++;
 	while (p < end) {
+		uint64_t w;
+		/* Eight plain ASCII bytes at a time (see plain8). */
+		while (end - p >= 8 && (memcpy(&w, p, 8), plain8(w)))
+			p += 8;
+		if (p == end)
+			break;
 		unsigned char c = (unsigned char) *p;
 		if (c == '"')
 			return p + 1;
@@ -664,34 +684,55 @@ jscan_str_copy(jscan_val v, char *buf, size_t cap)
 	return n;
 }
 
+void
+jscan_members_init(jscan_iter *it, jscan_val obj)
+{
+	it->p = NULL;
+	it->end = NULL;
+	if (jscan_kind_of(obj) == JSCAN_OBJECT) {
+		it->end = obj.p + obj.n;
+		it->p = skip_gap(obj.p + 1, it->end);
+	}
+}
+
+bool
+jscan_member_next(jscan_iter *it, jscan_val *name, jscan_val *value)
+{
+	const char *p = it->p, *end = it->end;
+	if (p == end || *p != '"')
+		return false;
+	const char *kend = skip_string(p, end);
+	const char *v = skip_gap(kend, end);
+	if (kend - p < 2 || v == end || *v != ':') {
+		it->p = end;
+		return false;
+	}
+	v = skip_gap(v + 1, end);
+	const char *vend = skip_value(v, end);
+	name->p = p;
+	name->n = (size_t) (kend - p);
+	value->p = v;
+	value->n = (size_t) (vend - v);
+	p = skip_gap(vend, end);
+	if (p < end && *p == ',')
+		p = skip_gap(p + 1, end);
+	else
+		p = end; /* '}' or junk: no more members */
+	it->p = p;
+	return true;
+}
+
 jscan_val
 jscan_get(jscan_val obj, const char *name)
 {
-	jscan_val found = { NULL, 0 };
-	if (jscan_kind_of(obj) != JSCAN_OBJECT)
-		return found;
+	jscan_val found = { NULL, 0 }, k, v;
+	jscan_iter it;
 	size_t nn = strlen(name);
-	const char *end = obj.p + obj.n;
-	const char *p = skip_gap(obj.p + 1, end);
-	while (p < end && *p == '"') {
-		const char *kend = skip_string(p, end);
-		bool match = kend - p >= 2 && string_is(p, (size_t) (kend - p),
-		    name, nn);
-		p = skip_gap(kend, end);
-		if (p == end || *p != ':')
-			break;
-		p = skip_gap(p + 1, end);
-		const char *vend = skip_value(p, end);
-		/* Keep looking: a later member of the same name wins. */
-		if (match) {
-			found.p = p;
-			found.n = (size_t) (vend - p);
-		}
-		p = skip_gap(vend, end);
-		if (p == end || *p != ',')
-			break;
-		p = skip_gap(p + 1, end);
-	}
+	jscan_members_init(&it, obj);
+	/* Keep looking: a later member of the same name wins. */
+	while (jscan_member_next(&it, &k, &v))
+		if (string_is(k.p, k.n, name, nn))
+			found = v;
 	return found;
 }
 

@@ -87,6 +87,15 @@ jscan_kind jscan_kind_of(jscan_val v);
 jscan_val jscan_get(jscan_val obj, const char *name);
 
 /*
+ * jscan_members_init starts *it at the first member of obj; when obj is
+ * not an object, there are none. jscan_member_next moves to the next
+ * member, its name (a string value, quotes included) in *name and its
+ * value in *value: false when there is none.
+ */
+void jscan_members_init(jscan_iter *it, jscan_val obj);
+bool jscan_member_next(jscan_iter *it, jscan_val *name, jscan_val *value);
+
+/*
  * jscan_iter_init starts *it at the first element of arr; when arr is not
  * an array, there are no elements.
  */

@@ -684,15 +684,22 @@ jscan_str_copy(jscan_val v, char *buf, size_t cap)
 	return n;
 }
 
-void
-jscan_members_init(jscan_iter *it, jscan_val obj)
+/* Starts *it inside container v when v is of kind `kind`, else empty. */
+static void
+iter_open(jscan_iter *it, jscan_val v, jscan_kind kind)
 {
 	it->p = NULL;
 	it->end = NULL;
-	if (jscan_kind_of(obj) == JSCAN_OBJECT) {
-		it->end = obj.p + obj.n;
-		it->p = skip_gap(obj.p + 1, it->end);
+	if (jscan_kind_of(v) == kind) {
+		it->end = v.p + v.n;
+		it->p = skip_gap(v.p + 1, it->end);
 	}
+}
+
+void
+jscan_members_init(jscan_iter *it, jscan_val obj)
+{
+	iter_open(it, obj, JSCAN_OBJECT);
 }
 
 bool
@@ -739,12 +746,7 @@ jscan_get(jscan_val obj, const char *name)
 void
 jscan_iter_init(jscan_iter *it, jscan_val arr)
 {
-	it->p = NULL;
-	it->end = NULL;
-	if (jscan_kind_of(arr) == JSCAN_ARRAY) {
-		it->end = arr.p + arr.n;
-		it->p = skip_gap(arr.p + 1, it->end);
-	}
+	iter_open(it, arr, JSCAN_ARRAY);
 }
 
 bool

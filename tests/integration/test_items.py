@@ -280,6 +280,52 @@ def test_delete_return_values_all_old(ddb, tables):
     assert "Attributes" not in r
 
 
+def test_single_item_answers_carry_every_member_together(ddb, tables):
+    """The answers of the single-item verbs with ConsumedCapacity (TOTAL
+    and INDEXES) next to Item / Attributes, and alone when there is no
+    item: each answer as a whole, as boto3 parses it."""
+    t = tables["S"]
+    key = key_of({"S": "cc"})
+    total = {"TableName": t, "CapacityUnits": 1.0}
+    indexes = dict(total, Table={"CapacityUnits": 1.0})
+
+    def body(r):
+        r.pop("ResponseMetadata")
+        return r
+
+    assert body(ddb.put_item(TableName=t, Item=dict(key, v={"N": "1"}),
+                             ReturnConsumedCapacity="TOTAL")) == {
+        "ConsumedCapacity": total}
+    assert body(ddb.put_item(TableName=t, Item=dict(key, v={"N": "2"}),
+                             ReturnValues="ALL_OLD",
+                             ReturnConsumedCapacity="INDEXES")) == {
+        "Attributes": dict(key, v={"N": "1"}), "ConsumedCapacity": indexes}
+    assert body(ddb.update_item(
+        TableName=t, Key=key, UpdateExpression="SET w = :w",
+        ExpressionAttributeValues={":w": {"S": "a\"b\\c\n\u00e9"}},
+        ReturnValues="UPDATED_NEW", ReturnConsumedCapacity="TOTAL")) == {
+        "Attributes": {"w": {"S": "a\"b\\c\n\u00e9"}},
+        "ConsumedCapacity": total}
+    half = {"TableName": t, "CapacityUnits": 0.5}
+    assert body(ddb.get_item(TableName=t, Key=key,
+                             ProjectionExpression="v",
+                             ReturnConsumedCapacity="INDEXES")) == {
+        "Item": {"v": {"N": "2"}},
+        "ConsumedCapacity": dict(half, Table={"CapacityUnits": 0.5})}
+    assert body(ddb.delete_item(TableName=t, Key=key,
+                                ReturnValues="ALL_OLD",
+                                ReturnConsumedCapacity="TOTAL")) == {
+        "Attributes": dict(key, v={"N": "2"}, w={"S": "a\"b\\c\n\u00e9"}),
+        "ConsumedCapacity": total}
+    # Nothing there: the answers hold ConsumedCapacity alone, or nothing.
+    assert body(ddb.get_item(TableName=t, Key=key,
+                             ReturnConsumedCapacity="TOTAL")) == {
+        "ConsumedCapacity": half}
+    assert body(ddb.get_item(TableName=t, Key=key)) == {}
+    assert body(ddb.delete_item(TableName=t, Key=key,
+                                ReturnValues="ALL_OLD")) == {}
+
+
 def test_missing_item_returns_no_item(ddb, tables):
     for name, key in [("S", key_of({"S": "never-written"})),
                       ("N", key_of({"N": "-123456"})),

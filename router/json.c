@@ -998,7 +998,8 @@ jtext_room(jtext *t, size_t n)
 		return false;
 	if (t->cap - t->len > n)
 		return true;
-	size_t cap = t->cap == 0 ? 256 : t->cap;
+	/* Most answers of the hot path fit the first block. */
+	size_t cap = t->cap == 0 ? 1024 : t->cap;
 	while (cap - t->len <= n) {
 		if (cap > SIZE_MAX / 2) {
 			t->failed = true;

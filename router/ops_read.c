@@ -146,24 +146,6 @@ read_common(api_ctx *c, json_t *body, unsigned which, read_req *r,
 	return true;
 }
 
-/* The key attributes of item as a map, for LastEvaluatedKey. */
-static json_t *
-key_of(api_ctx *c, const table *t, const value *item)
-{
-	json_t *k = json_object();
-	const key_def *defs[2] = { &t->hash, &t->range };
-	for (int i = 0; i < 2 && k != NULL; i++) {
-		if (defs[i]->name == NULL)
-			continue;
-		const value *v = item_attr(item, defs[i]->name,
-		    strlen(defs[i]->name));
-		if (v != NULL)
-			json_object_set_new(k, defs[i]->name,
-			    json_from_value(v));
-	}
-	return k;
-}
-
 /*
  * Adds the node's answer to a RANGE request to the page; finalises resp.
  * Returns KV_OK, KV_STALE_ROUTE or a failure (a throttle sets
@@ -196,7 +178,10 @@ take_range(api_ctx *c, const read_req *r, rpc_response *resp, page *pg)
 			wire_response_fini(resp);
 			return KV_ENOMEM;
 		}
-		if (pg->items.len > 0)
+		/* The answer is written around the items: see reply_page. */
+		if (pg->items.len == 0)
+			jtext_lit(&pg->items, "{\"Items\":[");
+		else
 			jtext_lit(&pg->items, ",");
 		json_write_item(&pg->items, &shown);
 	}
@@ -237,38 +222,58 @@ read_part(api_ctx *c, const read_req *r, const uint8_t *cond, size_t condl,
 	return take_range(c, r, &resp, pg);
 }
 
-/* Renders the page. */
+/* Writes the key attributes of item as a map, for LastEvaluatedKey. */
 static void
-reply_page(api_ctx *c, const read_req *r, const table *t, page *pg,
-    reply *out)
+write_key(jtext *j, const table *t, const value *item)
 {
-	jtext j;
-	jtext_init(&j);
-	jtext_lit(&j, "{");
-	if (r->select != SELECT_COUNT) {
-		jtext_member(&j, "Items");
-		jtext_lit(&j, "[");
-		if (pg->items.len > 0)
-			jtext_raw(&j, pg->items.p, pg->items.len);
-		jtext_lit(&j, "]");
-		if (pg->items.failed)
-			j.failed = true;
+	const key_def *defs[2] = { &t->hash, &t->range };
+	bool first = true;
+	jtext_lit(j, "{");
+	for (int i = 0; i < 2; i++) {
+		if (defs[i]->name == NULL)
+			continue;
+		size_t n = strlen(defs[i]->name);
+		const value *v = item_attr(item, defs[i]->name, n);
+		if (v == NULL)
+			continue;
+		if (!first)
+			jtext_lit(j, ",");
+		first = false;
+		jtext_string(j, defs[i]->name, n);
+		jtext_lit(j, ":");
+		json_write_value(j, v);
 	}
-	jtext_member(&j, "Count");
-	jtext_uint(&j, pg->count);
-	jtext_member(&j, "ScannedCount");
-	jtext_uint(&j, pg->scanned);
+	jtext_lit(j, "}");
+}
+
+/*
+ * Renders the page: its items text, which starts the answer with
+ * {"Items":[ once an item is in, becomes the answer.
+ */
+static void
+reply_page(const read_req *r, const table *t, page *pg, reply *out)
+{
+	jtext *j = &pg->items;
+	if (r->select != SELECT_COUNT) {
+		if (j->len == 0)
+			jtext_lit(j, "{\"Items\":[");
+		jtext_lit(j, "]");
+	} else {
+		jtext_lit(j, "{");
+	}
+	jtext_member(j, "Count");
+	jtext_uint(j, pg->count);
+	jtext_member(j, "ScannedCount");
+	jtext_uint(j, pg->scanned);
 	if (pg->stopped) {
-		json_t *k = key_of(c, t, &pg->last);
-		jtext_member(&j, "LastEvaluatedKey");
-		jtext_json(&j, k);
-		json_decref(k);
+		jtext_member(j, "LastEvaluatedKey");
+		write_key(j, t, &pg->last);
 	}
 	/* One page: its bytes read are rounded up to 4 KB once. */
-	req_consumed_text(&j, r->capacity, t->name,
+	req_consumed_text(j, r->capacity, t->name,
 	    capacity_read_half_units(pg->read_bytes, r->consistent));
-	jtext_lit(&j, "}");
-	api_reply_text(out, &j);
+	jtext_lit(j, "}");
+	api_reply_text(out, j);
 }
 
 static bool
@@ -691,7 +696,7 @@ ops_query_answer(api_ctx *c, query_req *q, kv_err rv, rpc_response *resp,
 	if (now == NULL)
 		req_table_missing(out);
 	else
-		reply_page(c, &q->r, now, &pg, out);
+		reply_page(&q->r, now, &pg, out);
 	route_read_unlock();
 	jtext_fini(&pg.items);
 	return 1;
@@ -899,7 +904,7 @@ ops_read_scan(api_ctx *c, json_t *body, reply *out)
 			req_table_missing(out);
 			return;
 		}
-		reply_page(c, &r, t, &pg, out);
+		reply_page(&r, t, &pg, out);
 		route_read_unlock();
 		jtext_fini(&pg.items);
 		return;

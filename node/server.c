@@ -6,7 +6,9 @@
  * the order the requests came. rpc.c runs one call at a time on a
  * connection; a router's event loop sends many (router/http.c), and the
  * replies to the requests one read brought go back in few writes: one
- * per FLUSH_EVERY requests, and one for the rest.
+ * per FLUSH_EVERY requests, and one for the rest. Before each such
+ * write the store's log is flushed (store.h), so the writes of a read
+ * share one log write and no reply gets ahead of its write's durability.
  *
  * Threads: `threads` workers wait on one epoll set. Every connection is
  * registered EPOLLONESHOT, so exactly one worker handles it at a time: it
@@ -136,11 +138,22 @@ serve(server *s, sconn *c, const uint8_t *msg, size_t len)
 	return true;
 }
 
-/* Writes the queued replies in one go. False: drop. */
+/*
+ * Writes the queued replies in one go. False: drop. The writes served so
+ * far are made durable first (store.h): a reply may acknowledge one, or
+ * show one another thread made.
+ */
 static bool
-flush(sconn *c)
+flush(server *s, sconn *c)
 {
-	bool ok = c->olen == 0 ||
+	if (c->olen == 0)
+		return true;
+	/*
+	 * A log that cannot be written leaves the writes applied but not
+	 * durable: no reply goes out, and the connection is dropped, so the
+	 * client learns that their outcome is unknown.
+	 */
+	bool ok = store_flush(s->n->st) == KV_OK &&
 	    rpc_send_all(c->fd, c->out, c->olen, WRITE_TIMEOUT_MS);
 	c->olen = 0;
 	c->unflushed = 0;
@@ -195,7 +208,7 @@ on_readable(server *s, sconn *c)
 			 * can pass the first answers on while the rest are
 			 * served.
 			 */
-			if (++c->unflushed >= FLUSH_EVERY && !flush(c))
+			if (++c->unflushed >= FLUSH_EVERY && !flush(s, c))
 				return false;
 		}
 		if (off > 0) {
@@ -209,7 +222,7 @@ on_readable(server *s, sconn *c)
 			c->cap = 0;
 		}
 		/* The replies not written yet, in one write. */
-		if (!flush(c))
+		if (!flush(s, c))
 			return false;
 		/*
 		 * A short read emptied the socket; the connection is re-armed

@@ -11,7 +11,13 @@
  *
  * Durability: store_write returns after the batch is in the write-ahead
  * log; it survives kill -9 of the process (and, when opened with sync,
- * loss of the machine).
+ * loss of the machine). store_write_buffered may leave the batch's log
+ * record in the process until the next store_flush (from any thread):
+ * the batch is applied and visible at once, but survives kill -9 only
+ * once a store_flush has returned after it. The request server writes
+ * that way and flushes before any reply leaves the node (server.c), so
+ * the requests of one read share one log write, and nothing a client
+ * was told of, written or read, can be lost.
  */
 #ifndef KV_STORE_H
 #define KV_STORE_H
@@ -54,7 +60,8 @@ typedef bool (*store_scan_fn)(void *arg, const uint8_t *k, size_t kl,
 typedef struct store_ops {
 	kv_err (*get)(store *s, const uint8_t *k, size_t kl, uint8_t **v,
 	    size_t *vl, bool *found);
-	kv_err (*write)(store *s, const store_batch *b);
+	kv_err (*write)(store *s, const store_batch *b); /* buffered */
+	kv_err (*flush)(store *s);
 	kv_err (*scan)(store *s, const uint8_t *lo, size_t lol,
 	    const uint8_t *hi, size_t hil, store_scan_fn fn, void *arg);
 	kv_err (*scan_rev)(store *s, const uint8_t *lo, size_t lol,
@@ -88,11 +95,33 @@ store_get(store *s, const uint8_t *k, size_t kl, uint8_t **v, size_t *vl,
 	return s->ops->get(s, k, kl, v, vl, found);
 }
 
-/* store_write applies b atomically. Returns KV_OK, KV_IO or KV_ENOMEM. */
+/*
+ * store_write applies b atomically and makes it durable (see above).
+ * Returns KV_OK, KV_IO or KV_ENOMEM; after KV_IO from the flush the batch
+ * may be applied without being durable.
+ */
 static inline kv_err
 store_write(store *s, const store_batch *b)
 {
+	kv_err rv = s->ops->write(s, b);
+	return rv == KV_OK ? s->ops->flush(s) : rv;
+}
+
+/* store_write_buffered applies b atomically; durable after store_flush. */
+static inline kv_err
+store_write_buffered(store *s, const store_batch *b)
+{
 	return s->ops->write(s, b);
+}
+
+/*
+ * store_flush makes every batch applied before it durable. Returns KV_OK
+ * or KV_IO.
+ */
+static inline kv_err
+store_flush(store *s)
+{
+	return s->ops->flush(s);
 }
 
 /*

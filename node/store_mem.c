@@ -204,9 +204,18 @@ mem_close(store *s)
 	free(m);
 }
 
+/* Nothing to make durable: the store lives and dies with the process. */
+static kv_err
+mem_flush(store *s)
+{
+	(void) s;
+	return KV_OK;
+}
+
 static const store_ops mem_ops = {
 	.get = mem_get,
 	.write = mem_write,
+	.flush = mem_flush,
 	.scan = mem_scan,
 	.scan_rev = mem_scan_rev,
 	.close = mem_close,

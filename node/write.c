@@ -158,7 +158,8 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 	if (resp->code != KV_OK ||
 	    (resp->code = store_batch_add(&b, STORE_PUT, mkey, sizeof(mkey),
 	    mval, sizeof(mval))) != KV_OK ||
-	    (resp->code = store_write(n->st, &b)) != KV_OK)
+	    /* Durable before the reply leaves: server.c flushes. */
+	    (resp->code = store_write_buffered(n->st, &b)) != KV_OK)
 		goto unlock;
 	p->items = items;
 	p->bytes = bytes;

@@ -308,6 +308,17 @@ real_overflows(const char *p, const char *end)
 	return digits_reach_limit(f, (size_t) (fe - f), NULL, 0);
 }
 
+/* Past the one or more digits at p, or NULL when there is none. */
+static const char *
+skip_digits(const char *p, const char *end)
+{
+	if (p == end || !is_digit(*p))
+		return NULL;
+	while (p < end && is_digit(*p))
+		p++;
+	return p;
+}
+
 /*
  * Past the number at p, or NULL when it is not one by the JSON grammar
  * or jansson would refuse its value (jscan.h).
@@ -332,21 +343,16 @@ scan_number(const char *p, const char *end)
 		return NULL;
 	}
 	if (p < end && *p == '.') {
-		p++;
-		if (p == end || !is_digit(*p))
+		if ((p = skip_digits(p + 1, end)) == NULL)
 			return NULL;
-		while (p < end && is_digit(*p))
-			p++;
 		integer = false;
 	}
 	if (p < end && (*p == 'e' || *p == 'E')) {
 		p++;
 		if (p < end && (*p == '+' || *p == '-'))
 			p++;
-		if (p == end || !is_digit(*p))
+		if ((p = skip_digits(p, end)) == NULL)
 			return NULL;
-		while (p < end && is_digit(*p))
-			p++;
 		integer = false;
 	}
 	long long v;
@@ -767,18 +773,6 @@ jscan_next(jscan_iter *it, jscan_val *elem)
 		p = it->end; /* ']' or junk: no more elements */
 	it->p = p;
 	return true;
-}
-
-size_t
-jscan_size(jscan_val arr)
-{
-	jscan_iter it;
-	jscan_val e;
-	size_t n = 0;
-	jscan_iter_init(&it, arr);
-	while (jscan_next(&it, &e))
-		n++;
-	return n;
 }
 
 bool

@@ -104,9 +104,6 @@ void jscan_iter_init(jscan_iter *it, jscan_val arr);
 /* jscan_next moves to the next element: false when there is none. */
 bool jscan_next(jscan_iter *it, jscan_val *elem);
 
-/* jscan_size returns how many elements array arr has; 0 if not an array. */
-size_t jscan_size(jscan_val arr);
-
 /*
  * jscan_int reads v when it is an integer as jansson sees one: a number
  * without fraction or exponent that fits in long long. False otherwise,

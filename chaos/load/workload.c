@@ -379,20 +379,33 @@ item_sk(jscan_val sk)
 	return mag == limit ? LLONG_MIN : -(long long) mag;
 }
 
+/*
+ * Finds the members a and b of obj in one pass (absent when missing; the
+ * last of a name wins, as in jansson).
+ */
+static void
+members2(jscan_val obj, const char *a, jscan_val *va, const char *b,
+    jscan_val *vb)
+{
+	jscan_iter it;
+	jscan_val name, val;
+	va->p = vb->p = NULL;
+	va->n = vb->n = 0;
+	jscan_members_init(&it, obj);
+	while (jscan_member_next(&it, &name, &val)) {
+		if (jscan_str_eq(name, a))
+			*va = val;
+		else if (jscan_str_eq(name, b))
+			*vb = val;
+	}
+}
+
 /* Checks a Query page against what was loaded; the reason, or NULL. */
 static const char *
 check_page(const workload *w, const workload_req *req, jscan_val j)
 {
-	/* One pass over the page's members; the last of a name wins. */
-	jscan_val items = { NULL, 0 }, count = { NULL, 0 }, name, val;
-	jscan_iter it;
-	jscan_members_init(&it, j);
-	while (jscan_member_next(&it, &name, &val)) {
-		if (jscan_str_eq(name, "Items"))
-			items = val;
-		else if (jscan_str_eq(name, "Count"))
-			count = val;
-	}
+	jscan_val items, count;
+	members2(j, "Items", &items, "Count", &count);
 	long long n;
 	if (jscan_kind_of(items) != JSCAN_ARRAY || !jscan_int(count, &n))
 		return "BadShape";
@@ -405,19 +418,12 @@ check_page(const workload *w, const workload_req *req, jscan_val j)
 	if (n < lo || n > hi)
 		return "BadPage";
 	long long prev = -1, seen = 0;
+	jscan_iter it;
 	jscan_val item;
 	jscan_iter_init(&it, items);
 	while (jscan_next(&it, &item)) {
-		/* pk and sk of the item, in one pass over its members. */
-		jscan_val pk = { NULL, 0 }, sk_v = { NULL, 0 };
-		jscan_iter m;
-		jscan_members_init(&m, item);
-		while (jscan_member_next(&m, &name, &val)) {
-			if (jscan_str_eq(name, "pk"))
-				pk = val;
-			else if (jscan_str_eq(name, "sk"))
-				sk_v = val;
-		}
+		jscan_val pk, sk_v;
+		members2(item, "pk", &pk, "sk", &sk_v);
 		long long sk = item_sk(sk_v);
 		if (!jscan_str_eq(jscan_get(pk, "S"), req->key) ||
 		    sk < req->sk || sk <= prev || ++seen > n)

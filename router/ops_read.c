@@ -29,6 +29,8 @@
 
 #define PAGE_BYTES (1024u * 1024u)
 #define STALE_RETRIES 8
+/* How a page's answer starts, written with its first item (reply_page). */
+#define PAGE_HEAD "{\"Items\":["
 
 /*
  * Answers a page that could not be read. A throttled partition fails the
@@ -180,7 +182,7 @@ take_range(api_ctx *c, const read_req *r, rpc_response *resp, page *pg)
 		}
 		/* The answer is written around the items: see reply_page. */
 		if (pg->items.len == 0)
-			jtext_lit(&pg->items, "{\"Items\":[");
+			jtext_lit(&pg->items, PAGE_HEAD);
 		else
 			jtext_lit(&pg->items, ",");
 		json_write_item(&pg->items, &shown);
@@ -256,7 +258,7 @@ reply_page(const read_req *r, const table *t, page *pg, reply *out)
 	jtext *j = &pg->items;
 	if (r->select != SELECT_COUNT) {
 		if (j->len == 0)
-			jtext_lit(j, "{\"Items\":[");
+			jtext_lit(j, PAGE_HEAD);
 		jtext_lit(j, "]");
 	} else {
 		jtext_lit(j, "{");

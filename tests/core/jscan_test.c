@@ -1,5 +1,5 @@
 /*
- * jscan_test.c — JSON read in place (chaos/load/jscan.c): which texts are
+ * jscan_test.c — JSON read in place (core/jscan.c): which texts are
  * valid, always as jansson judges them with JSON_DECODE_ANY (checked on
  * every case and on thousands of mutated DynamoDB answers); members by
  * name with the last duplicate winning; arrays; kinds; strings compared
@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "jscan.h"
+#include "json_mutate.h"
 
 /* What jansson says of buf[0..len), with top-level scalars allowed. */
 static bool
@@ -534,17 +535,89 @@ Test(jscan, integers_as_jansson_sees_them)
 	cr_assert_eq(v, 99);
 }
 
-/* --- jscan and jansson on mutated answers ------------------------------ */
+/* --- The walk ---------------------------------------------------------- */
 
-/* splitmix64: a fixed sequence, so a failure can be replayed. */
-static uint64_t
-next_rand(uint64_t *s)
+/* Writes each report of a walk as text; stops after `stop` reports. */
+typedef struct recorder {
+	char out[512];
+	size_t n;
+	int reports, stop;
+} recorder;
+
+static bool
+record(recorder *r, const char *what, jscan_val v)
 {
-	uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
+	r->n += (size_t) snprintf(r->out + r->n, sizeof(r->out) - r->n,
+	    "%s%.*s ", what, (int) v.n, v.p);
+	return ++r->reports != r->stop;
 }
+
+static bool
+rec_open(void *arg, jscan_kind kind)
+{
+	return record(arg, kind == JSCAN_OBJECT ? "{" : "[",
+	    (jscan_val) { "", 0 });
+}
+
+static bool
+rec_close(void *arg)
+{
+	return record(arg, "}", (jscan_val) { "", 0 });
+}
+
+static bool
+rec_name(void *arg, jscan_val name)
+{
+	return record(arg, "name:", name);
+}
+
+static bool
+rec_scalar(void *arg, jscan_kind kind, jscan_val v)
+{
+	static const char *const kinds[] = { "", "", "", "s:", "n:", "t:",
+		"f:", "z:" };
+	return record(arg, kinds[kind], v);
+}
+
+static const jscan_handler recorder_handler = {
+	.open = rec_open,
+	.close = rec_close,
+	.name = rec_name,
+	.scalar = rec_scalar,
+};
+
+Test(jscan, walk_reports_in_text_order)
+{
+	static const char doc[] = " {\"a\" : [1, \"x\",true,false,null,{}],"
+				  "\"b\\n\":{\"c\":-1.5e3}, \"d\":[]} ";
+	recorder r = { .n = 0 };
+	jscan_val root;
+	cr_assert(jscan_walk(doc, sizeof(doc) - 1, &recorder_handler, &r,
+	    &root));
+	cr_assert_str_eq(r.out, "{ name:\"a\" [ n:1 s:\"x\" t:true "
+	    "f:false z:null { } } name:\"b\\n\" { name:\"c\" n:-1.5e3 } "
+	    "name:\"d\" [ } } ");
+	cr_assert_eq(root.p, doc + 1);
+	cr_assert_eq(root.n, sizeof(doc) - 3);
+}
+
+Test(jscan, walk_stops_when_a_report_says_so)
+{
+	static const char doc[] = "{\"a\":[1,2,3]}";
+	/* {, the name, [, 1, 2, 3, ], }: eight reports. */
+	for (int stop = 1; stop <= 8; stop++) {
+		recorder r = { .n = 0, .stop = stop };
+		cr_assert(!jscan_walk(doc, sizeof(doc) - 1, &recorder_handler,
+		    &r, NULL), "stop at %d", stop);
+		cr_assert_eq(r.reports, stop);
+	}
+	recorder r = { .n = 0, .stop = 9 };
+	cr_assert(jscan_walk(doc, sizeof(doc) - 1, &recorder_handler, &r,
+	    NULL));
+	cr_assert_eq(r.reports, 8);
+}
+
+/* --- jscan and jansson on mutated answers ------------------------------ */
 
 static const char *const seeds[] = {
 	get_answer,
@@ -558,46 +631,6 @@ static const char *const seeds[] = {
 	"{\"a\":{\"b\":[[[[1]]]]},\"a\":9223372036854775807,"
 	"\"c\":-9223372036854775808, \"d\":1.7976931348623157e308}",
 };
-
-/* Bytes a mutation puts in: JSON's own, and bytes that break it. */
-static const char alphabet[] =
-    "{}[]\",:\\u0123456789abcdefABCDEF-+.eE \t\r\n\x01\x1f\x7f\x80\xbf"
-    "\xc0\xc2\xdf\xe0\xed\xef\xf0\xf4\xf5\xfftrfalsnu";
-
-/* Changes buf[0..*len) in 1 to 4 places: flip, insert, delete, cut. */
-static void
-mutate(uint64_t *rng, char *buf, size_t *len, size_t cap)
-{
-	int m = 1 + (int) (next_rand(rng) % 4);
-	for (int k = 0; k < m; k++) {
-		size_t n = *len;
-		size_t at = (size_t) (next_rand(rng) % (n + 1));
-		/* The alphabet's last byte is its NUL: a NUL goes in too. */
-		char b = alphabet[next_rand(rng) % sizeof(alphabet)];
-		switch (next_rand(rng) % 4) {
-		case 0:
-			if (at < n)
-				buf[at] = b;
-			break;
-		case 1:
-			if (n < cap) {
-				memmove(buf + at + 1, buf + at, n - at);
-				buf[at] = b;
-				*len = n + 1;
-			}
-			break;
-		case 2:
-			if (at < n) {
-				memmove(buf + at, buf + at + 1, n - at - 1);
-				*len = n - 1;
-			}
-			break;
-		default:
-			*len = at;
-			break;
-		}
-	}
-}
 
 Test(jscan, agrees_with_jansson_on_mutated_answers)
 {
@@ -617,6 +650,9 @@ Test(jscan, agrees_with_jansson_on_mutated_answers)
 		jscan_val root;
 		cr_assert_eq(jscan_doc(buf, len, &root), want,
 		    "run %zu: %.*s", i, (int) len, buf);
+		recorder r = { .n = 0 };
+		cr_assert_eq(jscan_walk(buf, len, &recorder_handler, &r, NULL),
+		    want, "walk, run %zu: %.*s", i, (int) len, buf);
 		if (want) {
 			valid++;
 			/* Walking what is valid must stay inside it. */

@@ -1,8 +1,10 @@
 /*
  * jscan.h — reading JSON text in place, without allocating: a validator,
- * then lookups that re-scan the validated text. kv-load checks every
- * answer, and a parse into a tree per answer took CPU from the server
- * under test on the same machine.
+ * a walk that reports what it reads, and lookups that re-scan validated
+ * text. kv-load checks every answer with it, where a parse into a tree
+ * per answer took CPU from the server under test on the same machine;
+ * the router builds its request trees from a walk (router/json.h,
+ * json_read), which is several times faster than jansson's own parser.
  *
  * A value is the span of its text, {p, n}; n == 0 means absent. Lookups
  * skip over values instead of indexing them: answers are a few KB at most.
@@ -18,10 +20,10 @@
  * after a number or a true/false/null literal, which jansson's lexer
  * drops when it pushes the byte back.
  *
- * Read next: workload.h, which judges answers with it.
+ * Read next: chaos/load/workload.h, which judges answers with it.
  */
-#ifndef KVLOAD_JSCAN_H
-#define KVLOAD_JSCAN_H
+#ifndef KV_JSCAN_H
+#define KV_JSCAN_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -68,12 +70,35 @@ typedef struct jscan_chars {
 } jscan_chars;
 
 /*
+ * What a walk reports, in the order of the text: a container's opening
+ * (kind JSCAN_OBJECT or JSCAN_ARRAY) and its closing, an object member's
+ * name (a string value, quotes included) before its value, and every
+ * other value. The spans point into the walked buffer. A callback that
+ * returns false stops the walk.
+ */
+typedef struct jscan_handler {
+	bool (*open)(void *arg, jscan_kind kind);
+	bool (*close)(void *arg);
+	bool (*name)(void *arg, jscan_val name);
+	bool (*scalar)(void *arg, jscan_kind kind, jscan_val v);
+} jscan_handler;
+
+/*
  * jscan_doc says whether buf[0..len) (borrowed, need not end in NUL) is
  * one JSON value with optional whitespace around it, as defined above.
  * When it is, *root (may be NULL) is that value without the whitespace.
  * Never reads outside buf[0..len).
  */
 bool jscan_doc(const char *buf, size_t len, jscan_val *root);
+
+/*
+ * jscan_walk is jscan_doc reporting to h (may be NULL) as it reads: true
+ * when the text is valid and no callback stopped the walk. The reports
+ * come as the text is read, so an invalid text may be reported up to
+ * where it goes wrong before the walk returns false.
+ */
+bool jscan_walk(const char *buf, size_t len, const jscan_handler *h,
+    void *arg, jscan_val *root);
 
 /* jscan_kind_of returns what v is; JSCAN_NONE when absent. */
 jscan_kind jscan_kind_of(jscan_val v);

@@ -1,6 +1,7 @@
 /*
- * jscan.c — JSON read in place (see jscan.h). jscan_doc is the only
- * function that meets untrusted text; it walks without recursion, with
+ * jscan.c — JSON read in place (see jscan.h). jscan_walk (and jscan_doc,
+ * which is a walk without a handler) is the only function that meets
+ * untrusted text; it walks without recursion, with
  * one bit per open container, so deep nesting costs no stack. The rest
  * walks text jscan_doc accepted: on other text its answers mean nothing,
  * but it still never reads outside the span it is given.
@@ -373,21 +374,34 @@ scan_word(const char *p, const char *end, const char *word)
 
 /*
  * At a member name at p: past the name, its ':' and whitespace, so at
- * the member's value; NULL when that is not there.
+ * the member's value; NULL when that is not there. The name (quotes
+ * included) goes to h, when there is one.
  */
 static const char *
-scan_name(const char *p, const char *end)
+scan_name(const char *p, const char *end, const jscan_handler *h,
+    void *arg)
 {
-	if (p == end || *p != '"' || (p = scan_string(p, end)) == NULL)
+	const char *q;
+	if (p == end || *p != '"' || (q = scan_string(p, end)) == NULL)
 		return NULL;
-	p = skip_ws(p, end);
-	if (p == end || *p != ':')
+	if (h != NULL &&
+	    !h->name(arg, (jscan_val) { p, (size_t) (q - p) }))
 		return NULL;
-	return skip_ws(p + 1, end);
+	q = skip_ws(q, end);
+	if (q == end || *q != ':')
+		return NULL;
+	return skip_ws(q + 1, end);
 }
 
 bool
 jscan_doc(const char *buf, size_t len, jscan_val *root)
+{
+	return jscan_walk(buf, len, NULL, NULL, root);
+}
+
+bool
+jscan_walk(const char *buf, size_t len, const jscan_handler *h, void *arg,
+    jscan_val *root)
 {
 	if (buf == NULL)
 		return false;
@@ -400,12 +414,16 @@ jscan_doc(const char *buf, size_t len, jscan_val *root)
 		/* A value starts at p, at depth + 1 in jansson's count. */
 		if (p == end || depth >= JSCAN_MAX_DEPTH)
 			return false;
-		const char *vend;
+		const char *vend, *v0 = p;
+		jscan_kind kind = JSCAN_NUMBER;
 		bool pushback = false; /* a number or word: see below */
 		switch (*p) {
 		case '{':
 		case '[': {
 			bool obj = *p == '{';
+			if (h != NULL &&
+			    !h->open(arg, obj ? JSCAN_OBJECT : JSCAN_ARRAY))
+				return false;
 			unsigned char bit = (unsigned char) (1u << depth % 8);
 			if (obj)
 				objects[depth / 8] |= bit;
@@ -414,27 +432,34 @@ jscan_doc(const char *buf, size_t len, jscan_val *root)
 			depth++;
 			p = skip_ws(p + 1, end);
 			if (p < end && *p == (obj ? '}' : ']')) {
+				if (h != NULL && !h->close(arg))
+					return false;
 				depth--;
 				p++;
+				kind = JSCAN_NONE; /* reported already */
 				break;
 			}
-			if (obj && (p = scan_name(p, end)) == NULL)
+			if (obj && (p = scan_name(p, end, h, arg)) == NULL)
 				return false;
 			continue;
 		}
 		case '"':
 			p = scan_string(p, end);
+			kind = JSCAN_STRING;
 			break;
 		case 't':
 			p = scan_word(p, end, "true");
+			kind = JSCAN_TRUE;
 			pushback = true;
 			break;
 		case 'f':
 			p = scan_word(p, end, "false");
+			kind = JSCAN_FALSE;
 			pushback = true;
 			break;
 		case 'n':
 			p = scan_word(p, end, "null");
+			kind = JSCAN_NULL;
 			pushback = true;
 			break;
 		default:
@@ -445,6 +470,9 @@ jscan_doc(const char *buf, size_t len, jscan_val *root)
 		if (p == NULL)
 			return false;
 		vend = p;
+		if (h != NULL && kind != JSCAN_NONE && !h->scalar(arg, kind,
+		    (jscan_val) { v0, (size_t) (vend - v0) }))
+			return false;
 		/*
 		 * jansson pushes back the byte after a number or word, and a
 		 * NUL pushed back is lost: skip one, as it does.
@@ -469,11 +497,13 @@ jscan_doc(const char *buf, size_t len, jscan_val *root)
 			bool obj = objects[top / 8] >> top % 8 & 1;
 			if (*p == ',') {
 				p = skip_ws(p + 1, end);
-				if (obj && (p = scan_name(p, end)) == NULL)
+				if (obj && (p = scan_name(p, end, h, arg)) == NULL)
 					return false;
 				break;
 			}
 			if (*p != (obj ? '}' : ']'))
+				return false;
+			if (h != NULL && !h->close(arg))
 				return false;
 			p++;
 			vend = p;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "errors.h"
+#include "json_read.h"
 
 #define TARGET_PREFIX "DynamoDB_20120810."
 
@@ -146,8 +147,11 @@ parse(router *r, const char *target, const char *body, size_t len,
 		    "An unknown operation was requested.");
 		return false;
 	}
-	*j = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
-	    &jerr);
+	/* jansson has the last word on what json_read leaves (json_read.h). */
+	*j = json_read(body, len);
+	if (*j == NULL)
+		*j = json_loadb(body, len,
+		    JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
 	if (*j == NULL || !json_is_object(*j)) {
 		errors_reply(out, ERR_SERIALIZATION, "%s",
 		    *j == NULL ? jerr.text :

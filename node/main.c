@@ -22,8 +22,6 @@
 #include "server.h"
 #include "throttle.h"
 
-/* Request-serving threads: a slow request (a 1 MB page) holds one. */
-#define SERVER_THREADS 4
 
 static volatile sig_atomic_t stopping;
 
@@ -154,7 +152,7 @@ main(int argc, char **argv)
 		    kv_err_name(rv));
 		goto out;
 	}
-	if (server_open(&n, me->url, SERVER_THREADS, &srv) != KV_OK)
+	if (server_open(&n, me->url, &srv) != KV_OK)
 		goto out;
 	if (me->metrics_host[0] != '\0' && metrics_http_open(&n,
 	    me->metrics_host, me->metrics_port, &mh) != KV_OK) {

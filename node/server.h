@@ -1,7 +1,7 @@
 /*
  * server.h — the node's request server: a listening socket on the node's
- * URL from the cluster file (ipc:// or tcp://, see proto/rpc.h), served by
- * a few threads sharing one epoll set.
+ * URL from the cluster file (ipc:// or tcp://, see proto/rpc.h), and a
+ * thread per connection.
  */
 #ifndef KV_SERVER_H
 #define KV_SERVER_H
@@ -12,14 +12,18 @@
 typedef struct server server;
 
 /*
- * server_open listens on url and starts `threads` threads that read
- * requests, feed node_dispatch and write the replies. Returns KV_OK with
- * an owned server in *out (free with server_close()), or KV_IO when url
- * cannot be bound.
+ * server_open listens on url and accepts connections, each served by a
+ * thread of its own that reads requests, feeds node_dispatch and writes
+ * the replies. Returns KV_OK with an owned server in *out (free with
+ * server_close()), KV_IO when url cannot be bound, or KV_ENOMEM.
  */
-kv_err server_open(node *n, const char *url, int threads, server **out);
+kv_err server_open(node *n, const char *url, server **out);
 
-/* server_close stops accepting, waits for running requests; accepts NULL. */
+/*
+ * server_close stops accepting, closes every connection once its running
+ * request is answered, and returns when their threads are gone; accepts
+ * NULL.
+ */
 void server_close(server *s);
 
 #endif

@@ -6,16 +6,10 @@
 #include "expr.h"
 #include "node.h"
 
-static kv_err
-no_item(const rpc_request *req, const expr_update *upd, arena *a,
+kv_err
+delete_new_item(const rpc_request *req, const expr_update *upd, arena *a,
     const value *old_item, value **out, expr_err *err)
 {
 	*out = NULL;
 	return KV_OK;
-}
-
-void
-delete_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
-{
-	write_serve(n, req, a, resp, no_item);
 }

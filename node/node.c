@@ -29,13 +29,26 @@ ping_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 void
 node_dispatch(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 {
+	node_dispatch_run(n, req, a, resp, NULL);
+}
+
+void
+node_dispatch_run(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp, write_run *run)
+{
 	verb_fn fn = NULL;
 	switch (req->op) {
+	case RPC_PUT:
+		write_serve(n, req, a, resp, put_new_item, run);
+		return;
+	case RPC_DELETE:
+		write_serve(n, req, a, resp, delete_new_item, run);
+		return;
+	case RPC_UPDATE:
+		write_serve(n, req, a, resp, update_new_item, run);
+		return;
 	case RPC_PING: fn = ping_serve; break;
 	case RPC_GET: fn = get_serve; break;
-	case RPC_PUT: fn = put_serve; break;
-	case RPC_DELETE: fn = delete_serve; break;
-	case RPC_UPDATE: fn = update_serve; break;
 	case RPC_RANGE: fn = range_serve; break;
 	case RPC_CATALOG_GET: fn = catalog_node_get; break;
 	case RPC_CREATE_TABLE: fn = catalog_node_create; break;

@@ -54,25 +54,81 @@ typedef kv_err (*write_fn)(const rpc_request *req,
     const struct expr_update *upd, arena *a, const value *old_item,
     value **new_item, struct expr_err *err);
 
+/* The verb-specific parts of PUT, DELETE and UPDATE. */
+kv_err put_new_item(const rpc_request *req, const struct expr_update *upd,
+    arena *a, const value *old_item, value **new_item,
+    struct expr_err *err);
+kv_err delete_new_item(const rpc_request *req,
+    const struct expr_update *upd, arena *a, const value *old_item,
+    value **new_item, struct expr_err *err);
+kv_err update_new_item(const rpc_request *req,
+    const struct expr_update *upd, arena *a, const value *old_item,
+    value **new_item, struct expr_err *err);
+
+/*
+ * A run of writes to one item (write.c). Writes to the same item that one
+ * read of a connection brings, one after the other, are served against
+ * the item as the previous one left it, in memory, and reach the store
+ * as one batch when the run ends: one read of the old item and two
+ * memtable inserts for the run, instead of for each write. A hot item
+ * (a counter) is the case this is for.
+ *
+ * While a run is open it holds the map's lock shared and its
+ * partition's mutex, so no other write to the partition, and no change
+ * of ownership, comes between its writes; reads from other connections
+ * see the item as it was before the run. That is linearizable because
+ * no write of the run is answered before the run ends (write_run_end)
+ * and its log is flushed (server.c): the writes take effect together,
+ * at the end. The server ends a run before any request that is not a
+ * write to the same item (write_run_takes), before replies go out, and
+ * when the connection goes.
+ *
+ * If the process dies during a run, none of its writes is in the store,
+ * and none was answered. If the batch cannot be written, none is
+ * applied, and the caller must drop the connection without sending the
+ * replies, so that their outcome is unknown to the client, as with a log
+ * flush that fails.
+ */
+typedef struct write_run {
+	part *p; /* NULL: no run */
+	uint32_t table_id, part_id;
+	uint64_t epoch;
+	uint8_t *key; /* owned */
+	size_t key_len;
+	uint8_t *rec; /* the item's record as the run left it; NULL: none */
+	size_t rec_len;
+	uint64_t items, bytes; /* the partition's counters after the run */
+	bool dirty;            /* rec differs from the store */
+} write_run;
+
+/* write_run_init makes r an empty run. */
+void write_run_init(write_run *r);
+
+/* write_run_takes says whether req continues r (a write to its item). */
+bool write_run_takes(const write_run *r, const rpc_request *req);
+
+/*
+ * write_run_end writes what r changed in one batch, releases its locks
+ * and empties it. KV_OK (also for an empty run), or the store's error,
+ * with nothing of the run applied (see above).
+ */
+kv_err write_run_end(node *n, write_run *r);
+
 /*
  * write_serve runs the shared write path (route check, partition lock,
  * condition, fn, size limit, batch, return values) for PUT, DELETE and
- * UPDATE.
+ * UPDATE. With run NULL the write is in the store when it returns; with
+ * a run, the write opens it or continues it (write_run_takes must hold
+ * for an open one), and reaches the store when it ends.
  */
 void write_serve(node *n, const rpc_request *req, arena *a,
-    rpc_response *resp, write_fn fn);
+    rpc_response *resp, write_fn fn, write_run *run);
 
 /* A verb's server: fills resp (strings and bytes in a). */
 typedef void (*verb_fn)(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);
 
 void get_serve(node *n, const rpc_request *req, arena *a,
-    rpc_response *resp);
-void put_serve(node *n, const rpc_request *req, arena *a,
-    rpc_response *resp);
-void delete_serve(node *n, const rpc_request *req, arena *a,
-    rpc_response *resp);
-void update_serve(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);
 void range_serve(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);
@@ -94,6 +150,14 @@ rpc_client *node_peer(node *n, uint32_t i);
 /* node_dispatch serves one request by its verb. Thread-safe. */
 void node_dispatch(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);
+
+/*
+ * node_dispatch_run is node_dispatch with a connection's write run: a
+ * single-item write joins it (see write_run). The caller ends the run
+ * before a request that write_run_takes refuses.
+ */
+void node_dispatch_run(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp, write_run *run);
 
 /* record_size reads the item size from a stored record (len >= 4). */
 static inline uint32_t

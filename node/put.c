@@ -7,8 +7,8 @@
 #include "expr.h"
 #include "node.h"
 
-static kv_err
-new_item(const rpc_request *req, const expr_update *upd, arena *a,
+kv_err
+put_new_item(const rpc_request *req, const expr_update *upd, arena *a,
     const value *old_item, value **out, expr_err *err)
 {
 	value *v = arena_alloc(a, sizeof(*v));
@@ -19,10 +19,4 @@ new_item(const rpc_request *req, const expr_update *upd, arena *a,
 		return KV_PROTO;
 	*out = v;
 	return KV_OK;
-}
-
-void
-put_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
-{
-	write_serve(n, req, a, resp, new_item);
 }

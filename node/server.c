@@ -67,6 +67,7 @@ typedef struct sconn {
 	uint8_t *out; /* replies not yet written */
 	size_t olen, ocap;
 	unsigned unflushed; /* replies in out */
+	write_run run; /* writes to one item, not in the store yet */
 } sconn;
 
 struct server {
@@ -116,8 +117,19 @@ serve(server *s, sconn *c, const uint8_t *msg, size_t len)
 	memset(&resp, 0, sizeof(resp));
 	memset(&req, 0, sizeof(req));
 	kv_err rv = wire_unpack_request(msg, len, &a, &req);
+	/*
+	 * A request that does not continue the run ends it: its writes go
+	 * to the store first. If they cannot, the replies already queued
+	 * must not go out (write_run in node.h).
+	 */
+	if (rv == KV_OK && c->run.p != NULL && !write_run_takes(&c->run, &req) &&
+	    write_run_end(s->n, &c->run) != KV_OK) {
+		wire_request_fini(&req);
+		arena_fini(&a);
+		return false;
+	}
 	if (rv == KV_OK)
-		node_dispatch(s->n, &req, &a, &resp);
+		node_dispatch_run(s->n, &req, &a, &resp, &c->run);
 	else
 		resp.code = rv;
 	if (wire_pack_response(&resp, &out, &olen) != KV_OK) {
@@ -160,6 +172,9 @@ serve(server *s, sconn *c, const uint8_t *msg, size_t len)
 static bool
 flush(server *s, sconn *c)
 {
+	/* The run's writes first: its replies are among those below. */
+	if (write_run_end(s->n, &c->run) != KV_OK)
+		return false;
 	if (c->olen == 0)
 		return true;
 	/*
@@ -254,6 +269,8 @@ conn_run(void *arg)
 	sconn *c = arg;
 	while (on_readable(c->s, c))
 		;
+	/* Its locks go; its writes too, unanswered (outcome unknown). */
+	write_run_end(c->s->n, &c->run);
 	conn_forget(c->s, c);
 	return NULL;
 }
@@ -274,6 +291,7 @@ conn_start(server *s, int fd)
 	}
 	c->fd = fd;
 	c->s = s;
+	write_run_init(&c->run);
 	pthread_mutex_lock(&s->mu);
 	if (s->n_conns == s->cap_conns) {
 		size_t cap = s->cap_conns == 0 ? 64 : s->cap_conns * 2;

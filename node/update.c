@@ -9,8 +9,8 @@
 #include "expr.h"
 #include "node.h"
 
-static kv_err
-updated_item(const rpc_request *req, const expr_update *upd, arena *a,
+kv_err
+update_new_item(const rpc_request *req, const expr_update *upd, arena *a,
     const value *old_item, value **out, expr_err *err)
 {
 	value key, *v = arena_alloc(a, sizeof(*v));
@@ -42,10 +42,4 @@ updated_item(const rpc_request *req, const expr_update *upd, arena *a,
 		return rv;
 	*out = v;
 	return KV_OK;
-}
-
-void
-update_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
-{
-	write_serve(n, req, a, resp, updated_item);
 }

@@ -10,6 +10,11 @@
  * writes to one item never lose an update. If the process dies before the
  * batch reaches the WAL nothing changed; after, all of it did.
  *
+ * In a run (write_run in node.h), the locks are taken by the run's first
+ * write and held until it ends; each write reads the record the last one
+ * left in the run, and the run's last record goes to the store, with the
+ * counters, in one batch at its end (write_run_end), before any reply.
+ *
  * What is returned: ALL_OLD the old item, ALL_NEW the new one, UPDATED_OLD
  * and UPDATED_NEW the updated paths of either (UPDATE only); with a failed
  * condition, the old item when the request asks for it.
@@ -66,8 +71,98 @@ fail_with(arena *a, rpc_response *resp, kv_err code, const char *msg)
 }
 
 void
+write_run_init(write_run *r)
+{
+	memset(r, 0, sizeof(*r));
+}
+
+bool
+write_run_takes(const write_run *r, const rpc_request *req)
+{
+	return r->p != NULL && (req->op == RPC_PUT ||
+	    req->op == RPC_DELETE || req->op == RPC_UPDATE) &&
+	    req->table_id == r->table_id && req->part == r->part_id &&
+	    req->epoch == r->epoch && req->key_len == r->key_len &&
+	    memcmp(req->key, r->key, r->key_len) == 0;
+}
+
+/* Writes rec (NULL: deletes key) and p's counters in one batch. */
+static kv_err
+write_item(node *n, part *p, const uint8_t *key, size_t key_len,
+    const uint8_t *rec, size_t rec_len, uint64_t items, uint64_t bytes)
+{
+	uint8_t mkey[PART_META_KEY_LEN], mval[PART_META_VAL_LEN];
+	store_batch b;
+	kv_err rv;
+
+	store_batch_init(&b);
+	part_meta_key(p->table_id, p->id, mkey);
+	part_meta_value(p, items, bytes, mval);
+	if (rec != NULL)
+		rv = store_batch_add(&b, STORE_PUT, key, key_len, rec, rec_len);
+	else
+		rv = store_batch_add(&b, STORE_DELETE, key, key_len, NULL, 0);
+	if (rv == KV_OK)
+		rv = store_batch_add(&b, STORE_PUT, mkey, sizeof(mkey), mval,
+		    sizeof(mval));
+	/* Durable before the reply leaves: server.c flushes. */
+	if (rv == KV_OK)
+		rv = store_write_buffered(n->st, &b);
+	store_batch_fini(&b);
+	if (rv == KV_OK) {
+		p->items = items;
+		p->bytes = bytes;
+	}
+	return rv;
+}
+
+kv_err
+write_run_end(node *n, write_run *r)
+{
+	kv_err rv = KV_OK;
+	if (r->p == NULL)
+		return KV_OK;
+	if (r->dirty)
+		rv = write_item(n, r->p, r->key, r->key_len, r->rec,
+		    r->rec_len, r->items, r->bytes);
+	pthread_mutex_unlock(&r->p->mu);
+	pthread_rwlock_unlock(&n->parts.lock);
+	free(r->key);
+	free(r->rec);
+	write_run_init(r);
+	return rv;
+}
+
+/*
+ * Opens run r on p (whose locks the caller holds) for req's item, whose
+ * record is cur (taken over; NULL: none). False when memory runs out,
+ * with nothing taken.
+ */
+static bool
+run_open(write_run *r, part *p, const rpc_request *req, uint8_t *cur,
+    size_t cur_len)
+{
+	uint8_t *key = malloc(req->key_len > 0 ? req->key_len : 1);
+	if (key == NULL)
+		return false;
+	memcpy(key, req->key, req->key_len);
+	r->p = p;
+	r->table_id = req->table_id;
+	r->part_id = req->part;
+	r->epoch = req->epoch;
+	r->key = key;
+	r->key_len = req->key_len;
+	r->rec = cur;
+	r->rec_len = cur_len;
+	r->items = p->items;
+	r->bytes = p->bytes;
+	r->dirty = false;
+	return true;
+}
+
+void
 write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
-    write_fn fn)
+    write_fn fn, write_run *run)
 {
 	part *p;
 	uint8_t *old = NULL, *rec = NULL;
@@ -77,10 +172,15 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 	expr_cond *cond = NULL;
 	expr_update *upd = NULL;
 	expr_err err;
-	store_batch b;
-	uint8_t mkey[PART_META_KEY_LEN], mval[PART_META_VAL_LEN];
+	uint64_t items0, bytes0;
+	/*
+	 * In a run, the locks stay held and the record read belongs to the
+	 * run; `prev` keeps a record the run let go of until the answer no
+	 * longer needs it.
+	 */
+	bool in_run = run != NULL && run->p != NULL;
+	uint8_t *prev = NULL;
 
-	store_batch_init(&b);
 	if ((req->condition != NULL && expr_codec_decode_cond(a,
 	    req->condition, req->condition_len, &cond) != KV_OK) ||
 	    (req->update != NULL && expr_codec_decode_update(a, req->update,
@@ -88,17 +188,34 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 		resp->code = KV_PROTO;
 		return;
 	}
-	pthread_rwlock_rdlock(&n->parts.lock);
-	resp->code = part_map_check_key_locked(&n->parts, req->table_id,
-	    req->part, req->epoch, req->key, req->key_len, &p);
-	if (resp->code != KV_OK ||
-	    (resp->code = throttle_admit(n, p, true, resp)) != KV_OK)
-		goto unlock_map;
-	pthread_mutex_lock(&p->mu);
-	resp->code = store_get(n->st, req->key, req->key_len, &old, &old_len,
-	    &found);
-	if (resp->code != KV_OK)
-		goto unlock;
+	if (in_run) {
+		/* write_run_takes held: the same item, route checked. */
+		p = run->p;
+		if ((resp->code = throttle_admit(n, p, true, resp)) != KV_OK)
+			return;
+		old = run->rec;
+		old_len = run->rec_len;
+		found = old != NULL;
+		items0 = run->items;
+		bytes0 = run->bytes;
+	} else {
+		pthread_rwlock_rdlock(&n->parts.lock);
+		resp->code = part_map_check_key_locked(&n->parts,
+		    req->table_id, req->part, req->epoch, req->key,
+		    req->key_len, &p);
+		if (resp->code != KV_OK ||
+		    (resp->code = throttle_admit(n, p, true, resp)) != KV_OK)
+			goto unlock_map;
+		pthread_mutex_lock(&p->mu);
+		resp->code = store_get(n->st, req->key, req->key_len, &old,
+		    &old_len, &found);
+		if (resp->code != KV_OK)
+			goto unlock;
+		items0 = p->items;
+		bytes0 = p->bytes;
+		if (run != NULL && run_open(run, p, req, old, old_len))
+			in_run = true; /* the run has the locks and old now */
+	}
 	if (found) {
 		if (old_len < RECORD_HEADER ||
 		    codec_decode(a, old + RECORD_HEADER,
@@ -145,26 +262,23 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 	} else if (!found) {
 		goto unlock; /* deleting a missing item changes nothing */
 	}
-	uint64_t items = p->items + (found ? 0 : 1) - (new_v == NULL ? 1 : 0);
-	uint64_t bytes = p->bytes + size - (found ? record_size(old) : 0);
-	part_meta_key(p->table_id, p->id, mkey);
-	part_meta_value(p, items, bytes, mval);
-	if (new_v != NULL)
-		resp->code = store_batch_add(&b, STORE_PUT, req->key,
-		    req->key_len, rec, rec_len);
-	else
-		resp->code = store_batch_add(&b, STORE_DELETE, req->key,
-		    req->key_len, NULL, 0);
-	if (resp->code != KV_OK ||
-	    (resp->code = store_batch_add(&b, STORE_PUT, mkey, sizeof(mkey),
-	    mval, sizeof(mval))) != KV_OK ||
-	    /* Durable before the reply leaves: server.c flushes. */
-	    (resp->code = store_write_buffered(n->st, &b)) != KV_OK)
-		goto unlock;
-	p->items = items;
-	p->bytes = bytes;
+	uint64_t items = items0 + (found ? 0 : 1) - (new_v == NULL ? 1 : 0);
+	uint64_t bytes = bytes0 + size - (found ? record_size(old) : 0);
+	if (in_run) {
+		prev = run->rec; /* old_v may point into it: freed below */
+		run->rec = rec;
+		run->rec_len = rec_len;
+		run->items = items;
+		run->bytes = bytes;
+		run->dirty = true;
+		rec = NULL;
+	} else {
+		resp->code = write_item(n, p, req->key, req->key_len, rec,
+		    rec_len, items, bytes);
+	}
 unlock:
-	pthread_mutex_unlock(&p->mu);
+	if (!in_run)
+		pthread_mutex_unlock(&p->mu);
 	/*
 	 * The write bucket pays for what the answer reports: the larger of
 	 * the old and new item, and for a failed condition the existing item
@@ -174,7 +288,8 @@ unlock:
 		throttle_charge(n, p, true, 2 * capacity_write_units(
 		    resp->old_size, resp->code == KV_OK ? resp->new_size : 0));
 unlock_map:
-	pthread_rwlock_unlock(&n->parts.lock);
+	if (!in_run)
+		pthread_rwlock_unlock(&n->parts.lock);
 	if (resp->code == KV_OK) {
 		switch (req->return_values) {
 		case RPC_RETURN_NONE:
@@ -197,7 +312,8 @@ unlock_map:
 			break;
 		}
 	}
-	store_batch_fini(&b);
-	free(old);
+	if (!in_run)
+		free(old);
+	free(prev);
 	free(rec);
 }

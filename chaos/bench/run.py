@@ -38,7 +38,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -50,7 +49,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
 
-from cluster import Cluster  # noqa: E402
+from cluster import Cluster, free_port  # noqa: E402
 
 DYNALITE_VERSION = "4.0.0"
 LIFTED = ["partition-rcu 1000000000", "partition-wcu 1000000000"]
@@ -67,12 +66,6 @@ WORKLOADS = {
 }
 DEFAULT = ["get", "put", "query", "hot-counter", "ycsb-a"]
 KEYS = 10000
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_http(url, timeout=30):

@@ -21,6 +21,7 @@ writes "ENDPOINT CONFIG DIR" to STATEFILE once the cluster answers.
 """
 
 import ctypes
+import fcntl
 import os
 import re
 import shutil
@@ -54,11 +55,39 @@ def _die_with_parent():
         pass
 
 
+# Ports handed out lately, shared by every test process of this machine
+# (ctest runs suites side by side): the kernel may give a port it just
+# gave, to this process or another, since nothing listens on it yet.
+PORTS_FILE = os.path.join(tempfile.gettempdir(), "kv-it-ports")
+PORTS_KEPT_SECONDS = 600
+
+
 def free_port():
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A TCP port on 127.0.0.1 that was free a moment ago and that no test
+    process here was given in the last PORTS_KEPT_SECONDS."""
+    with open(PORTS_FILE + ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        now = time.time()
+        given = {}
+        try:
+            with open(PORTS_FILE) as f:
+                for line in f:
+                    port, at = line.split()
+                    if now - float(at) < PORTS_KEPT_SECONDS:
+                        given[int(port)] = float(at)
+        except (OSError, ValueError):
+            given = {}
+        for _ in range(100):
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+            if port not in given:
+                break
+        given[port] = now
+        with open(PORTS_FILE + ".tmp", "w") as f:
+            f.writelines("%d %f\n" % kv for kv in given.items())
+        os.replace(PORTS_FILE + ".tmp", PORTS_FILE)
+        return port
 
 
 def wait_until(fn, timeout=10.0, interval=0.05, what="condition"):

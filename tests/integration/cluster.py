@@ -58,7 +58,8 @@ def _die_with_parent():
 # Ports handed out lately, shared by every test process of this machine
 # (ctest runs suites side by side): the kernel may give a port it just
 # gave, to this process or another, since nothing listens on it yet.
-PORTS_FILE = os.path.join(tempfile.gettempdir(), "kv-it-ports")
+PORTS_FILE = os.path.join(tempfile.gettempdir(),
+                          "kv-it-ports-%d" % os.getuid())
 PORTS_KEPT_SECONDS = 600
 
 

@@ -5,6 +5,7 @@
 #include "part.h"
 
 #include "keyenc.h"
+#include "node.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -210,4 +211,127 @@ part_map_load(part_map *m, store *st)
 	kv_err rv = store_scan(st, lo, sizeof(lo), hi, sizeof(hi), load_one,
 	    &c);
 	return rv != KV_OK ? rv : c.rv;
+}
+
+/* The clean-stop marker (part.h): present only between part_map_save
+ * and the next part_map_recover. */
+static const uint8_t clean_key[5] = { 0, 0, 0, 0, 'S' };
+static const uint8_t clean_val[1] = { 1 };
+
+void
+part_key_range(const part *p, uint8_t lo[12], uint8_t hi[12], size_t *hil)
+{
+	keyenc_range_prefix(p->table_id, p->lo, lo);
+	if (p->last == UINT64_MAX) {
+		keyenc_table_prefix(p->table_id + 1, hi);
+		*hil = 4;
+	} else {
+		keyenc_range_prefix(p->table_id, p->last + 1, hi);
+		*hil = KEYENC_PREFIX;
+	}
+}
+
+typedef struct count_ctx {
+	uint64_t items, bytes;
+	bool corrupt;
+} count_ctx;
+
+static bool
+count_one(void *arg, const uint8_t *k, size_t kl, const uint8_t *v,
+    size_t vl)
+{
+	count_ctx *c = arg;
+	(void) k;
+	(void) kl;
+	if (vl < RECORD_HEADER) {
+		c->corrupt = true;
+		return false;
+	}
+	c->items++;
+	c->bytes += record_size(v);
+	return true;
+}
+
+kv_err
+part_recount(part *p, store *st)
+{
+	uint8_t lo[KEYENC_PREFIX], hi[KEYENC_PREFIX];
+	size_t hil;
+	count_ctx c = { 0 };
+
+	part_key_range(p, lo, hi, &hil);
+	kv_err rv = store_scan(st, lo, sizeof(lo), hi, hil, count_one, &c);
+	if (rv != KV_OK)
+		return rv;
+	if (c.corrupt)
+		return KV_CORRUPT;
+	p->items = c.items;
+	p->bytes = c.bytes;
+	return KV_OK;
+}
+
+/*
+ * Writes, in one durable batch, every partition's record with its live
+ * counters and then either the clean-stop marker (mark) or its removal.
+ */
+static kv_err
+write_records(part_map *m, store *st, bool mark)
+{
+	store_batch b;
+	kv_err rv = KV_OK;
+	uint8_t (*keys)[PART_META_KEY_LEN] = malloc((m->n + 1) *
+	    PART_META_KEY_LEN);
+	uint8_t (*vals)[PART_META_VAL_LEN] = malloc((m->n + 1) *
+	    PART_META_VAL_LEN);
+
+	store_batch_init(&b);
+	if (keys == NULL || vals == NULL)
+		rv = KV_ENOMEM;
+	for (size_t i = 0; i < m->n && rv == KV_OK; i++) {
+		const part *p = m->p[i];
+		part_meta_key(p->table_id, p->id, keys[i]);
+		part_meta_value(p, p->items, p->bytes, vals[i]);
+		rv = store_batch_add(&b, STORE_PUT, keys[i], PART_META_KEY_LEN,
+		    vals[i], PART_META_VAL_LEN);
+	}
+	if (rv == KV_OK)
+		rv = mark ? store_batch_add(&b, STORE_PUT, clean_key,
+		    sizeof(clean_key), clean_val, sizeof(clean_val)) :
+		    store_batch_add(&b, STORE_DELETE, clean_key,
+		    sizeof(clean_key), NULL, 0);
+	if (rv == KV_OK)
+		rv = store_write(st, &b);
+	store_batch_fini(&b);
+	free(keys);
+	free(vals);
+	return rv;
+}
+
+kv_err
+part_map_recover(part_map *m, store *st, bool *recounted)
+{
+	uint8_t *v = NULL;
+	size_t vl;
+	bool clean = false;
+
+	kv_err rv = part_map_load(m, st);
+	if (rv == KV_OK)
+		rv = store_get(st, clean_key, sizeof(clean_key), &v, &vl,
+		    &clean);
+	free(v);
+	for (size_t i = 0; i < m->n && rv == KV_OK && !clean; i++)
+		rv = part_recount(m->p[i], st);
+	/* Before any request: from here a stop without part_map_save is
+	 * unclean. The records are rewritten too, with what was counted. */
+	if (rv == KV_OK)
+		rv = write_records(m, st, false);
+	if (rv == KV_OK)
+		*recounted = !clean;
+	return rv;
+}
+
+kv_err
+part_map_save(part_map *m, store *st)
+{
+	return write_records(m, st, true);
 }

@@ -12,9 +12,19 @@
  * else is taken while holding it. Lock order: map, then partition mu, then
  * cap_mu.
  *
- * Durability: each partition's range, epoch and counters are stored under
- * a metadata key (table id 0) written in the same batch as the item change
- * that moved them, so after kill -9 they agree with the items.
+ * Durability: each partition's range and epoch are stored under a
+ * metadata key (table id 0), written by ASSIGN. Its counters (items,
+ * bytes) live in memory while the node runs, kept exact under the
+ * partition's mutex by every item write, and reach the record only at a
+ * clean stop (part_map_save) or an ASSIGN; writing them with every item
+ * doubled the entries a write adds to RocksDB's memtable. So the records
+ * are trusted only after a clean stop: part_map_save writes all records
+ * and a clean-stop marker in one batch, and part_map_recover, at the next
+ * start, removes the marker (durably, before any request) and takes the
+ * counters from the records if it was there, or counts every
+ * partition's items again from the store if it was not (kill -9, a
+ * failed write, a store from before the marker). Death at any point
+ * leaves either the marker with exact records, or no marker.
  *
  *   metadata key: 00 00 00 00 'P' table_id(4, BE) part_id(4, BE)
  *   value:        lo(8) last(8) epoch(8) items(8) bytes(8)
@@ -111,6 +121,37 @@ kv_err part_map_add_locked(part_map *m, uint32_t table_id, uint32_t id,
 
 /* part_map_remove_locked frees partition p. Needs m->lock exclusive. */
 void part_map_remove_locked(part_map *m, part *p);
+
+/*
+ * part_map_recover is part_map_load at a node's start, with the counters
+ * made right as the header comment says; *recounted tells whether the
+ * items were counted again. Returns KV_OK, KV_IO, KV_CORRUPT or
+ * KV_ENOMEM; on failure the node must not serve.
+ */
+kv_err part_map_recover(part_map *m, store *st, bool *recounted);
+
+/*
+ * part_map_save writes every partition's record with its live counters,
+ * and the clean-stop marker, in one durable batch. Called at a clean
+ * stop, once no request can run (after server_close). KV_OK, KV_IO or
+ * KV_ENOMEM; after a failure the next start counts again.
+ */
+kv_err part_map_save(part_map *m, store *st);
+
+/*
+ * part_recount sets p's counters from the items stored in its range.
+ * Needs p->mu or no concurrent writer. KV_OK, KV_IO or KV_CORRUPT (a
+ * record shorter than its header).
+ */
+kv_err part_recount(part *p, store *st);
+
+/*
+ * part_key_range writes the storage keys that bound p's items,
+ * [lo, hi): lo is 12 bytes, hi 12 or (for the last partition of the
+ * hash space) 4, in *hil.
+ */
+void part_key_range(const part *p, uint8_t lo[12], uint8_t hi[12],
+    size_t *hil);
 
 /* part_meta_key writes p's metadata key. */
 void part_meta_key(uint32_t table_id, uint32_t id,

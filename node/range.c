@@ -127,14 +127,7 @@ range_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 	if ((resp->code = throttle_admit(n, p, false, resp)) != KV_OK)
 		goto out;
 	/* The partition's own key range: [table|lo, table|last+1). */
-	keyenc_range_prefix(req->table_id, p->lo, plo);
-	if (p->last == UINT64_MAX) {
-		keyenc_table_prefix(req->table_id + 1, phi);
-		phil = 4;
-	} else {
-		keyenc_range_prefix(req->table_id, p->last + 1, phi);
-		phil = KEYENC_PREFIX;
-	}
+	part_key_range(p, plo, phi, &phil);
 	size_t lol, hil;
 	const uint8_t *lo = pick(req->range_lo != NULL ? req->range_lo : plo,
 	    req->range_lo != NULL ? req->range_lo_len : sizeof(plo), plo,

@@ -5,15 +5,16 @@
  * a throttled write changes nothing. Under the partition mutex: read the
  * old record, evaluate the condition
  * on it, compute the new item (the verb's part), then write the new record
- * and the partition's metadata in one batch. The condition is therefore
+ * and set the partition's live counters. The condition is therefore
  * checked against exactly the version that is replaced, and concurrent
  * writes to one item never lose an update. If the process dies before the
- * batch reaches the WAL nothing changed; after, all of it did.
+ * record reaches the WAL nothing changed; after, it did, and the next
+ * start counts the partition's items again (part.h).
  *
  * In a run (write_run in node.h), the locks are taken by the run's first
  * write and held until it ends; each write reads the record the last one
- * left in the run, and the run's last record goes to the store, with the
- * counters, in one batch at its end (write_run_end), before any reply.
+ * left in the run, and the run's last record goes to the store at its
+ * end (write_run_end), before any reply.
  *
  * What is returned: ALL_OLD the old item, ALL_NEW the new one, UPDATED_OLD
  * and UPDATED_NEW the updated paths of either (UPDATE only); with a failed
@@ -86,25 +87,22 @@ write_run_takes(const write_run *r, const rpc_request *req)
 	    memcmp(req->key, r->key, r->key_len) == 0;
 }
 
-/* Writes rec (NULL: deletes key) and p's counters in one batch. */
+/*
+ * Writes rec (NULL: deletes key) and, once it is applied, sets p's live
+ * counters; the stored records get them at a clean stop (part.h).
+ */
 static kv_err
 write_item(node *n, part *p, const uint8_t *key, size_t key_len,
     const uint8_t *rec, size_t rec_len, uint64_t items, uint64_t bytes)
 {
-	uint8_t mkey[PART_META_KEY_LEN], mval[PART_META_VAL_LEN];
 	store_batch b;
 	kv_err rv;
 
 	store_batch_init(&b);
-	part_meta_key(p->table_id, p->id, mkey);
-	part_meta_value(p, items, bytes, mval);
 	if (rec != NULL)
 		rv = store_batch_add(&b, STORE_PUT, key, key_len, rec, rec_len);
 	else
 		rv = store_batch_add(&b, STORE_DELETE, key, key_len, NULL, 0);
-	if (rv == KV_OK)
-		rv = store_batch_add(&b, STORE_PUT, mkey, sizeof(mkey), mval,
-		    sizeof(mval));
 	/* Durable before the reply leaves: server.c flushes. */
 	if (rv == KV_OK)
 		rv = store_write_buffered(n->st, &b);

@@ -2,13 +2,16 @@
  * part_test.c — the node's partition registry (node/part.c): adding,
  * finding and removing partitions, the route check (table, id, epoch and
  * hash range) that every data verb relies on, the metadata record layout
- * of part.h, and part_map_load restoring exactly what the records hold.
+ * of part.h, part_map_load restoring exactly what the records hold, and
+ * part_map_recover/part_map_save: counters from the records after a
+ * clean stop, counted again from the items after any other.
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "keyenc.h"
 #include "part.h"
 
 static part_map M;
@@ -382,4 +385,134 @@ ParameterizedTest(struct corrupt_case *c, part,
 	put_raw(key, c->key_len, val, c->val_len);
 	cr_assert_eq(part_map_load(&M, S), KV_CORRUPT, "key %zu, value %zu",
 	    c->key_len, c->val_len);
+}
+
+/* ---- part_map_recover and part_map_save ---- */
+
+/* An item record of DynamoDB size `size` at hash h of table_id. */
+static void
+put_item_at(uint32_t table_id, uint64_t h, uint8_t tag, uint32_t size)
+{
+	uint8_t key[KEYENC_PREFIX + 2], val[4 + 3] = { 0 };
+
+	keyenc_range_prefix(table_id, h, key);
+	key[KEYENC_PREFIX] = 'S';
+	key[KEYENC_PREFIX + 1] = tag;
+	for (int i = 0; i < 4; i++)
+		val[i] = (uint8_t) (size >> (8 * i));
+	put_raw(key, sizeof(key), val, sizeof(val));
+}
+
+/*
+ * Items in and around WANT's partitions, at the ends of their ranges,
+ * in a table no partition here owns, and in the next table after one
+ * whose last partition ends the hash space.
+ */
+static void
+put_items(void)
+{
+	put_item_at(1, 0, 'a', 10);
+	put_item_at(1, 99, 'b', 20);
+	put_item_at(1, 100, 'c', 5);
+	put_item_at(1, UINT64_MAX, 'd', 7);
+	put_item_at(2, 0, 'e', 9);
+	put_item_at(3, 50, 'f', 1000);
+	put_item_at(0xffffff00, 4, 'g', 1000);
+	put_item_at(0xffffff00, 6, 'h', 11);
+	put_item_at(0xffffff00, 7, 'i', 1000);
+	put_item_at(300, (1ULL << 63) + 5, 'j', 13);
+	put_item_at(300, (1ULL << 63) + 6, 'k', 1000);
+}
+
+/* What counting put_items' items gives, in WANT's order. */
+static const uint64_t COUNTED[N_WANT][2] = {
+	{ 2, 30 }, { 2, 12 }, { 1, 9 }, { 1, 11 }, { 1, 13 },
+};
+
+static void
+expect_counters(part_map *m, bool counted)
+{
+	cr_assert_eq(m->n, N_WANT);
+	for (size_t i = 0; i < N_WANT; i++) {
+		const struct want_part *w = &WANT[i];
+		part *p = part_map_find_locked(m, w->table_id, w->id);
+		cr_assert_not_null(p, "record %zu", i);
+		cr_expect_eq(p->items, counted ? COUNTED[i][0] : w->items,
+		    "record %zu: %llu items", i,
+		    (unsigned long long) p->items);
+		cr_expect_eq(p->bytes, counted ? COUNTED[i][1] : w->bytes,
+		    "record %zu: %llu bytes", i,
+		    (unsigned long long) p->bytes);
+		cr_expect_eq(p->epoch, w->epoch, "record %zu", i);
+	}
+}
+
+Test(part, recover_without_the_marker_counts_the_items_again)
+{
+	bool recounted = false;
+	part_map again;
+
+	open_mem();
+	write_metas();
+	put_items();
+	cr_assert_eq(part_map_recover(&M, S, &recounted), KV_OK);
+	cr_assert(recounted);
+	expect_counters(&M, true);
+	/* The records now hold what was counted. */
+	part_map_init(&again);
+	cr_assert_eq(part_map_load(&again, S), KV_OK);
+	expect_counters(&again, true);
+	part_map_fini(&again);
+}
+
+Test(part, recover_after_save_trusts_the_records_once)
+{
+	bool recounted = true;
+	part_map first, second;
+
+	open_mem();
+	write_metas();
+	put_items();
+	cr_assert_eq(part_map_load(&M, S), KV_OK);
+	cr_assert_eq(part_map_save(&M, S), KV_OK);
+
+	/* The records' counters, not the items': they were saved cleanly. */
+	part_map_init(&first);
+	cr_assert_eq(part_map_recover(&first, S, &recounted), KV_OK);
+	cr_assert(!recounted);
+	expect_counters(&first, false);
+	part_map_fini(&first);
+
+	/* That start took the marker: a stop now without part_map_save,
+	 * such as kill -9, makes the next start count. */
+	part_map_init(&second);
+	cr_assert_eq(part_map_recover(&second, S, &recounted), KV_OK);
+	cr_assert(recounted);
+	expect_counters(&second, true);
+	part_map_fini(&second);
+}
+
+Test(part, recover_refuses_an_item_record_shorter_than_its_header)
+{
+	uint8_t key[KEYENC_PREFIX + 2], val[3] = { 1, 2, 3 };
+	bool recounted;
+
+	open_mem();
+	write_metas();
+	put_items();
+	keyenc_range_prefix(1, 42, key);
+	key[KEYENC_PREFIX] = 'S';
+	key[KEYENC_PREFIX + 1] = 'z';
+	put_raw(key, sizeof(key), val, sizeof(val));
+	cr_assert_eq(part_map_recover(&M, S, &recounted), KV_CORRUPT);
+}
+
+Test(part, recover_of_an_empty_store_finds_nothing_to_count)
+{
+	bool recounted = false;
+
+	open_mem();
+	cr_assert_eq(part_map_recover(&M, S, &recounted), KV_OK);
+	cr_assert_eq(M.n, 0);
+	cr_assert(recounted);
 }

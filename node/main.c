@@ -151,8 +151,9 @@ main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (recounted && n.parts.n > 0)
 		fprintf(stderr, "kv-node %u: not stopped cleanly last time: "
-		    "counted the items of %zu partitions again in %.0f ms\n",
-		    n.index, n.parts.n, (double) (t1.tv_sec - t0.tv_sec) *
+		    "counted the items of %zu partition%s again in %.0f ms\n",
+		    n.index, n.parts.n, n.parts.n == 1 ? "" : "s",
+		    (double) (t1.tv_sec - t0.tv_sec) *
 		    1e3 + (double) (t1.tv_nsec - t0.tv_nsec) / 1e6);
 	for (size_t i = 0; i < n.parts.n; i++) {
 		part *p = n.parts.p[i];

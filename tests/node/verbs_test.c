@@ -4,7 +4,7 @@
  * on a hand-built node with an in-memory store: no sockets, no catalog
  * worker. Checks the partition counters against item_size, ReturnValues,
  * route checks that write nothing, bad payloads, idempotent ASSIGN and
- * DROP_TABLE, the durability of counters in the metadata records, and a
+ * DROP_TABLE, counters that agree with a recount of the stored items, and a
  * multi-threaded write burst (the node is verbs_fixture.h's; runs of
  * writes to one item are in write_run_test.c). The last tests start the
  * catalog worker (node/catalog_node.c) on a one-node cluster and follow

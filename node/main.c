@@ -4,11 +4,22 @@
  *
  *   kv-node --config FILE --index I [--sync] [--partition-rcu N]
  *           [--partition-wcu N] [--burst-seconds N] [--no-capacity]
+ *           [--sched-normal]
  *
  * The capacity options override the cluster file's (see config.h);
  * --no-capacity turns throttling off altogether, to measure its cost.
+ *
+ * Every thread of the node runs under SCHED_BATCH unless --sched-normal:
+ * a node thread that a request wakes then waits for a free core or the
+ * end of the running task's time slice instead of preempting it, which
+ * on a machine with fewer cores than processes lets the router finish
+ * its round (docs/design-notes.md, "Nodes do not preempt"). It needs no
+ * privilege, and a machine with an idle core runs the woken thread there
+ * at once as before.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,7 +66,7 @@ usage(void)
 {
 	fprintf(stderr, "usage: kv-node --config FILE --index I [--sync] "
 	    "[--partition-rcu N] [--partition-wcu N] [--burst-seconds N] "
-	    "[--no-capacity]\n");
+	    "[--no-capacity] [--sched-normal]\n");
 	exit(2);
 }
 
@@ -64,7 +75,7 @@ main(int argc, char **argv)
 {
 	const char *path = NULL;
 	long index = -1;
-	bool sync = false;
+	bool sync = false, sched_batch = true;
 	char why[512];
 	static node n;
 	server *srv = NULL;
@@ -91,11 +102,20 @@ main(int argc, char **argv)
 			index = strtol(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--sync") == 0)
 			sync = true;
+		else if (strcmp(argv[i], "--sched-normal") == 0)
+			sched_batch = false;
 		else
 			usage();
 	}
 	if (path == NULL || index < 0)
 		usage();
+	/* Before any thread starts (RocksDB's too): they inherit it. */
+	struct sched_param sp = { .sched_priority = 0 };
+	if (sched_batch && sched_setscheduler(0, SCHED_BATCH, &sp) != 0) {
+		fprintf(stderr, "kv-node: SCHED_BATCH refused (%s); running "
+		    "under the normal policy\n", strerror(errno));
+		sched_batch = false;
+	}
 	if (config_load(path, &n.cfg, why, sizeof(why)) != KV_OK) {
 		fprintf(stderr, "kv-node: %s\n", why);
 		return 1;
@@ -174,11 +194,13 @@ main(int argc, char **argv)
 		goto out;
 	}
 	fprintf(stderr, "kv-node %u: serving %s (data %s, %zu partitions; "
-	    "per partition %llu RCU/s, %llu WCU/s, %u s burst%s)\n",
+	    "per partition %llu RCU/s, %llu WCU/s, %u s burst%s; %s "
+	    "scheduling)\n",
 	    n.index, me->url, me->data, n.parts.n,
 	    (unsigned long long) n.cfg.partition_rcu,
 	    (unsigned long long) n.cfg.partition_wcu, n.cfg.burst_seconds,
-	    n.capacity_off ? "; capacity OFF" : "");
+	    n.capacity_off ? "; capacity OFF" : "",
+	    sched_batch ? "batch" : "normal");
 	while (!stopping)
 		pause();
 	status = 0;

@@ -286,6 +286,7 @@ def bench(args, names):
     extra = {}
     if ceil:
         extra["null_server_ops_per_s"] = median(ceil)
+        extra["null_server_rounds"] = ceil
     if not args.smoke:
         if len(targets) > 1:
             extra["open_loop"] = {}
@@ -344,6 +345,14 @@ def summarize(args, targets, names, results, extra):
         print("\nHTTP ceiling (kv-load against a null server): %.0f ops/s%s"
               % (ceil, "; GetItem through router and node: %.1f %% of it" %
                  (100 * get / ceil) if get else ""))
+        # The machine drifts between rounds: each round's GetItem next to
+        # the ceiling measured just before it, too.
+        pairs = zip([x["ok_per_s"] for x in results["kv"].get("get", [])],
+                    extra.get("null_server_rounds", []))
+        shares = ["%.1f %%" % (100 * g / c) for g, c in pairs if c]
+        if get and shares:
+            print("GetItem round by round, of that round's ceiling: %s"
+                  % ", ".join(shares))
     if "open_loop" in extra:
         print("GetItem open loop at %d/s: %s" % (args.open_rate, "; ".join(
             "%s p50 %.2f ms p99 %.2f ms (%.0f ok/s)" % (

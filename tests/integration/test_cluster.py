@@ -13,6 +13,7 @@ an external cluster (KV_ENDPOINT) leave them out with -m 'not processes'.
 import datetime
 import http.client
 import json
+import os
 import re
 import threading
 import time
@@ -113,6 +114,20 @@ def test_items_survive_a_restart_of_every_process(cluster, ddb):
     assert t["ItemCount"] == 200
     assert t["TableSizeBytes"] == size_before > 0
     assert sum(counts(cluster, name).values()) == 200
+
+
+@pytest.mark.processes
+def test_every_node_thread_runs_under_sched_batch(cluster, ddb):
+    """kv-node sets SCHED_BATCH before it starts any thread, so that all
+    of them, RocksDB's included, have it (docs/design-notes.md, "Nodes do
+    not preempt")."""
+    cluster.require_processes()
+    for n in cluster.nodes:
+        tids = os.listdir("/proc/%d/task" % n.p.pid)
+        assert len(tids) > 3, tids
+        policies = {int(t): os.sched_getscheduler(int(t)) for t in tids}
+        assert set(policies.values()) == {os.SCHED_BATCH}, (n.name,
+                                                             policies)
 
 
 @pytest.mark.processes

@@ -4,7 +4,9 @@ answers, not hangs) and comes back, a stopped node holds up only the
 calls sent to it (they fail after the call timeout) and serves the right
 answers once resumed, routers follow epoch changes, tables
 are deleted and re-created, ListTables pages, DescribeTable shows the
-table's lifecycle, and keys hash to the same partition across restarts.
+table's lifecycle, keys hash to the same partition across restarts,
+item counts and sizes are exact after every node is killed (each counts
+its items again), and every node thread runs under SCHED_BATCH.
 
 Tests that kill or restart processes carry the `processes` mark: against
 an external cluster (KV_ENDPOINT) leave them out with -m 'not processes'.

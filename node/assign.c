@@ -55,6 +55,8 @@ assign_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 		p->lo = tp->lo;
 		p->last = tp->last;
 		p->epoch = tp->epoch;
+		/* Its keys may have changed: known sizes start over. */
+		size_index_fini(&p->sizes);
 		part_meta_key(t->id, tp->id, keys[i]);
 		part_meta_value(p, p->items, p->bytes, vals[i]);
 		resp->code = store_batch_add(&b, STORE_PUT, keys[i],

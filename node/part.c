@@ -62,12 +62,14 @@ part_map_init(part_map *m)
 	pthread_rwlock_init(&m->lock, NULL);
 	m->p = NULL;
 	m->n = m->cap = 0;
+	atomic_init(&m->size_entries, 0);
 }
 
 void
 part_map_fini(part_map *m)
 {
 	for (size_t i = 0; i < m->n; i++) {
+		size_index_fini(&m->p[i]->sizes);
 		pthread_mutex_destroy(&m->p[i]->mu);
 		pthread_mutex_destroy(&m->p[i]->cap_mu);
 		free(m->p[i]);
@@ -152,6 +154,7 @@ part_map_add_locked(part_map *m, uint32_t table_id, uint32_t id,
 	p->lo = lo;
 	p->last = last;
 	p->epoch = epoch;
+	size_index_init(&p->sizes, &m->size_entries);
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_mutex_init(&p->cap_mu, NULL);
 	m->p[m->n++] = p;
@@ -166,6 +169,7 @@ part_map_remove_locked(part_map *m, part *p)
 		if (m->p[i] != p)
 			continue;
 		m->p[i] = m->p[--m->n];
+		size_index_fini(&p->sizes);
 		pthread_mutex_destroy(&p->mu);
 		pthread_mutex_destroy(&p->cap_mu);
 		free(p);

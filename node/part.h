@@ -48,6 +48,7 @@
 
 #include "bucket.h"
 #include "err.h"
+#include "size_index.h"
 #include "store.h"
 
 #define PART_META_KEY_LEN 13
@@ -61,6 +62,7 @@ typedef struct part {
 	uint64_t epoch;
 	uint64_t items; /* guarded by mu */
 	uint64_t bytes; /* DynamoDB item sizes, summed; guarded by mu */
+	size_index sizes; /* guarded by mu (size_index.h) */
 	pthread_mutex_t mu;
 	/* Capacity, guarded by cap_mu (set by ASSIGN; see throttle.h). */
 	pthread_mutex_t cap_mu;
@@ -74,6 +76,7 @@ typedef struct part_map {
 	pthread_rwlock_t lock;
 	part **p;
 	size_t n, cap;
+	atomic_size_t size_entries; /* all partitions' size_index entries */
 } part_map;
 
 /* part_map_init prepares an empty map; cannot fail. */

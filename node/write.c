@@ -11,6 +11,10 @@
  * record reaches the WAL nothing changed; after, it did, and the next
  * start counts the partition's items again (part.h).
  *
+ * A put with no condition and no ReturnValues takes the old item's size
+ * from the partition's size index when it is there (size_index.h) and
+ * reads nothing.
+ *
  * In a run (write_run in node.h), the locks are taken by the run's first
  * write and held until it ends; each write reads the record the last one
  * left in the run, and the run's last record goes to the store at its
@@ -110,6 +114,11 @@ write_item(node *n, part *p, const uint8_t *key, size_t key_len,
 	if (rv == KV_OK) {
 		p->items = items;
 		p->bytes = bytes;
+		if (rec != NULL)
+			size_index_set(&p->sizes, key, key_len,
+			    record_size(rec));
+		else
+			size_index_remove(&p->sizes, key, key_len);
 	}
 	return rv;
 }
@@ -178,6 +187,16 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 	 */
 	bool in_run = run != NULL && run->p != NULL;
 	uint8_t *prev = NULL;
+	/*
+	 * A put with no condition and no ReturnValues needs only the old
+	 * item's size, which p->sizes may know (size_index.h); then the old
+	 * record is not read, and the write does not open a run, whose
+	 * next write would need the record.
+	 */
+	bool blind = req->op == RPC_PUT && req->condition == NULL &&
+	    req->return_values == RPC_RETURN_NONE;
+	bool size_known = false;
+	uint32_t old_size = 0;
 
 	if ((req->condition != NULL && expr_codec_decode_cond(a,
 	    req->condition, req->condition_len, &cond) != KV_OK) ||
@@ -205,16 +224,21 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 		    (resp->code = throttle_admit(n, p, true, resp)) != KV_OK)
 			goto unlock_map;
 		pthread_mutex_lock(&p->mu);
-		resp->code = store_get(n->st, req->key, req->key_len, &old,
-		    &old_len, &found);
+		if (blind && size_index_get(&p->sizes, req->key, req->key_len,
+		    &old_size))
+			found = size_known = true;
+		else
+			resp->code = store_get(n->st, req->key, req->key_len,
+			    &old, &old_len, &found);
 		if (resp->code != KV_OK)
 			goto unlock;
 		items0 = p->items;
 		bytes0 = p->bytes;
-		if (run != NULL && run_open(run, p, req, old, old_len))
+		if (run != NULL && !size_known &&
+		    run_open(run, p, req, old, old_len))
 			in_run = true; /* the run has the locks and old now */
 	}
-	if (found) {
+	if (found && !size_known) {
 		if (old_len < RECORD_HEADER ||
 		    codec_decode(a, old + RECORD_HEADER,
 		    old_len - RECORD_HEADER, &old_item) != KV_OK ||
@@ -223,8 +247,9 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 			goto unlock;
 		}
 		old_v = &old_item;
+		old_size = record_size(old);
 	}
-	resp->old_size = found ? record_size(old) : 0;
+	resp->old_size = old_size;
 	if (cond != NULL && !expr_eval_condition(cond, old_v)) {
 		resp->code = KV_COND_FAILED;
 		if (req->return_on_failure && old_v != NULL)
@@ -261,7 +286,7 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 		goto unlock; /* deleting a missing item changes nothing */
 	}
 	uint64_t items = items0 + (found ? 0 : 1) - (new_v == NULL ? 1 : 0);
-	uint64_t bytes = bytes0 + size - (found ? record_size(old) : 0);
+	uint64_t bytes = bytes0 + size - old_size;
 	if (in_run) {
 		prev = run->rec; /* old_v may point into it: freed below */
 		run->rec = rec;

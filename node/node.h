@@ -69,8 +69,8 @@ kv_err update_new_item(const rpc_request *req,
  * A run of writes to one item (write.c). Writes to the same item that one
  * read of a connection brings, one after the other, are served against
  * the item as the previous one left it, in memory, and reach the store
- * as one batch when the run ends: one read of the old item and two
- * memtable inserts for the run, instead of for each write. A hot item
+ * as one batch when the run ends: one read of the old item and one
+ * memtable insert for the run, instead of for each write. A hot item
  * (a counter) is the case this is for.
  *
  * While a run is open it holds the map's lock shared and its

@@ -4,8 +4,9 @@
  * Locking rule: part_map.lock guards the list of partitions. Every data
  * request holds it shared for its whole duration (so a partition cannot be
  * dropped under it); ASSIGN and DROP_TABLE hold it exclusive. A partition's
- * own mutex serialises writes to it: a write reads the old item, writes the
- * new one and updates items/bytes while holding it, which makes each
+ * own mutex serialises writes to it: a write reads the old item (or its
+ * size from the partition's size index), writes the new one and updates
+ * items/bytes and the size index while holding it, which makes each
  * single-item read-modify-write atomic. A partition's cap_mu guards its
  * two token buckets and capacity settings; it is held only for the few
  * instructions of an admission or a charge, never around I/O, and nothing

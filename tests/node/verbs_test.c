@@ -1024,6 +1024,12 @@ Test(verbs, catalog_update_table_reaches_the_buckets, .timeout = 60)
 	cr_assert_not_null(r.message);
 	cr_assert(strstr(r.message, "will not change") != NULL);
 
+	/*
+	 * The worker's ASSIGN, which must come before ACTIVE, waits for the
+	 * map's lock: the table stays UPDATING until the second call is
+	 * answered, however fast the worker is.
+	 */
+	pthread_rwlock_rdlock(&N->parts.lock);
 	want.wcu = 400;
 	r = call(&req);
 	cr_assert_eq(r.code, KV_OK, "%s", kv_err_name(r.code));
@@ -1031,6 +1037,7 @@ Test(verbs, catalog_update_table_reaches_the_buckets, .timeout = 60)
 	cr_assert_neq(r.table->last_increase_ms, 0);
 	wire_response_fini(&r);
 	r = call(&req);
+	pthread_rwlock_unlock(&N->parts.lock);
 	cr_assert_eq(r.code, KV_IN_USE, "still UPDATING");
 	cr_assert_str_eq(r.message, "UPDATING");
 	cr_assert(wait_status("t1", TABLE_ACTIVE));

@@ -38,7 +38,7 @@ arena_fini(arena *a)
 }
 
 void *
-arena_alloc(arena *a, size_t n)
+arena_alloc_raw(arena *a, size_t n)
 {
 	const size_t align = _Alignof(max_align_t);
 	size_t need = (n + align - 1) & ~(align - 1);
@@ -68,7 +68,15 @@ arena_alloc(arena *a, size_t n)
 	void *p = (char *) c->data + c->off;
 	c->off += need;
 	a->used += need;
-	memset(p, 0, n);
+	return p;
+}
+
+void *
+arena_alloc(arena *a, size_t n)
+{
+	void *p = arena_alloc_raw(a, n);
+	if (p != NULL)
+		memset(p, 0, n);
 	return p;
 }
 

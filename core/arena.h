@@ -28,6 +28,9 @@ void arena_fini(arena *a);
  */
 void *arena_alloc(arena *a, size_t n);
 
+/* arena_alloc_raw is arena_alloc without the zeroing. */
+void *arena_alloc_raw(arena *a, size_t n);
+
 /* arena_dup returns a copy of n bytes plus a NUL terminator, or NULL. */
 char *arena_dup(arena *a, const void *p, size_t n);
 

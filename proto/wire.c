@@ -392,11 +392,33 @@ out:
 	return rv;
 }
 
+/*
+ * protobuf-c's own allocations while unpacking a request or a response
+ * come from the caller's arena, which outlives the unpacked message: no
+ * malloc and free per field, and nothing to free afterwards.
+ */
+static void *
+pb_arena_alloc(void *data, size_t n)
+{
+	return arena_alloc_raw(data, n > 0 ? n : 1);
+}
+
+static void
+pb_arena_free(void *data, void *p)
+{
+	(void) data;
+	(void) p;
+}
+
+#define PB_ARENA(a) { .alloc = pb_arena_alloc, .free = pb_arena_free, \
+	.allocator_data = (a) }
+
 kv_err
 wire_unpack_request(const uint8_t *buf, size_t len, arena *a,
     rpc_request *r)
 {
-	Kv__Request *pb = kv__request__unpack(NULL, len, buf);
+	ProtobufCAllocator al = PB_ARENA(a);
+	Kv__Request *pb = kv__request__unpack(&al, len, buf);
 	kv_err rv = KV_OK;
 
 	memset(r, 0, sizeof(*r));
@@ -463,8 +485,7 @@ wire_unpack_request(const uint8_t *buf, size_t len, arena *a,
 		r->table = t;
 	}
 out:
-	kv__request__free_unpacked(pb, NULL);
-	return rv;
+	return rv; /* pb is in the arena */
 }
 
 void
@@ -571,7 +592,8 @@ kv_err
 wire_unpack_response(const uint8_t *buf, size_t len, arena *a,
     rpc_response *r)
 {
-	Kv__Response *pb = kv__response__unpack(NULL, len, buf);
+	ProtobufCAllocator al = PB_ARENA(a);
+	Kv__Response *pb = kv__response__unpack(&al, len, buf);
 	kv_err rv = KV_OK;
 
 	memset(r, 0, sizeof(*r));
@@ -648,8 +670,7 @@ wire_unpack_response(const uint8_t *buf, size_t len, arena *a,
 out:
 	if (rv != KV_OK)
 		wire_response_fini(r);
-	kv__response__free_unpacked(pb, NULL);
-	return rv;
+	return rv; /* pb is in the arena */
 }
 
 void

@@ -133,22 +133,27 @@ find_op(const char *target, size_t *op)
 }
 
 /*
- * Finds the operation of target and parses body into *j; false after
- * filling *out (counted when the operation is known).
+ * Finds the operation of target and parses body into *j, in arena a when
+ * it is not NULL (json_read_in; *in_arena says whether the tree is
+ * there, else it is jansson's own); false after filling *out (counted
+ * when the operation is known).
  */
 static bool
 parse(router *r, const char *target, const char *body, size_t len,
-    size_t *op, json_t **j, reply *out)
+    arena *a, size_t *op, json_t **j, bool *in_arena, reply *out)
 {
 	json_error_t jerr;
 
+	*j = NULL;
+	*in_arena = false;
 	if (!find_op(target, op)) {
 		errors_reply(out, ERR_UNKNOWN_OPERATION,
 		    "An unknown operation was requested.");
 		return false;
 	}
 	/* jansson has the last word on what json_read leaves (json_read.h). */
-	*j = json_read(body, len);
+	*j = a != NULL ? json_read_in(a, body, len) : json_read(body, len);
+	*in_arena = a != NULL && *j != NULL;
 	if (*j == NULL)
 		*j = json_loadb(body, len,
 		    JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
@@ -156,17 +161,20 @@ parse(router *r, const char *target, const char *body, size_t len,
 		errors_reply(out, ERR_SERIALIZATION, "%s",
 		    *j == NULL ? jerr.text :
 		    "Start of structure or map found where not expected");
-		json_decref(*j);
+		if (!*in_arena)
+			json_decref(*j);
+		*j = NULL;
+		*in_arena = false;
 		count(r, *op, out);
 		return false;
 	}
 	return true;
 }
 
+/* a is initialised already. */
 static void
 ctx_init(api_ctx *c, router *r, arena *a, const char *auth)
 {
-	arena_init(a);
 	c->r = r;
 	c->a = a;
 	c->region = region_of(a, auth);
@@ -180,11 +188,13 @@ api_handle(router *r, const char *target, const char *auth,
 {
 	size_t op;
 	json_t *j;
+	bool in_arena;
 	arena a;
 	api_ctx c;
 
-	if (!parse(r, target, body, len, &op, &j, out))
+	if (!parse(r, target, body, len, NULL, &op, &j, &in_arena, out))
 		return;
+	arena_init(&a);
 	ctx_init(&c, r, &a, auth);
 	ops[op].fn(&c, j, out);
 	count(r, op, out);
@@ -195,7 +205,8 @@ api_handle(router *r, const char *target, const char *auth,
 static void
 async_fini(api_async *s)
 {
-	json_decref(s->body);
+	if (!s->body_in_arena)
+		json_decref(s->body);
 	s->body = NULL;
 	arena_fini(&s->a);
 }
@@ -208,8 +219,12 @@ api_start(router *r, const char *target, const char *auth, const char *body,
 	/* The others' bodies (a batch may be 16 MB) are parsed by a worker. */
 	if (find_op(target, &s->op) && ops[s->op].item < 0)
 		return API_WORKER;
-	if (!parse(r, target, body, len, &s->op, &s->body, out))
+	arena_init(&s->a);
+	if (!parse(r, target, body, len, &s->a, &s->op, &s->body,
+	    &s->body_in_arena, out)) {
+		arena_fini(&s->a);
 		return API_DONE;
+	}
 	ctx_init(&s->c, r, &s->a, auth);
 	s->query = ops[s->op].item == QUERY;
 	if (s->query) {

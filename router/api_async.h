@@ -29,6 +29,7 @@ typedef struct api_async {
 	size_t op;
 	arena a;
 	json_t *body;
+	bool body_in_arena;       /* body lives in a (json_read_in) */
 	api_ctx c;
 	bool query;               /* u.q, else u.ir */
 	union {

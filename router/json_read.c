@@ -173,6 +173,44 @@ static const jscan_handler build = {
 	.scalar = on_scalar,
 };
 
+/*
+ * The arena json_read_in builds in, on this thread; NULL elsewhere. While
+ * it is set, every jansson allocation on the thread comes from it, and
+ * every jansson free on the thread is of something allocated from it (a
+ * partial tree, a duplicate's value, a grown object's old table): nothing
+ * else runs jansson on the thread meanwhile.
+ */
+static _Thread_local arena *in_arena;
+
+static void *
+jansson_alloc(size_t n)
+{
+	return in_arena != NULL ? arena_alloc_raw(in_arena, n) : malloc(n);
+}
+
+static void
+jansson_free(void *p)
+{
+	if (in_arena == NULL)
+		free(p);
+}
+
+/* Before main: no thread and no jansson value exists yet. */
+__attribute__((constructor)) static void
+jansson_through_here(void)
+{
+	json_set_alloc_funcs(jansson_alloc, jansson_free);
+}
+
+json_t *
+json_read_in(arena *a, const char *buf, size_t len)
+{
+	in_arena = a;
+	json_t *j = json_read(buf, len);
+	in_arena = NULL;
+	return j;
+}
+
 json_t *
 json_read(const char *buf, size_t len)
 {

@@ -5,10 +5,12 @@
  * order, integers as integers), and what it leaves must be left for a
  * reason: a duplicate, a \u0000, nesting past its limit, or no object at
  * the top. Checked on cases, on thousands of random documents, and on
- * their mutations.
+ * their mutations; json_read_in, which builds in an arena, takes the same
+ * texts, builds the same trees, and takes nothing from the heap.
  */
 #include <criterion/criterion.h>
 #include <jansson.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +48,29 @@ same_as_jansson(const char *buf, size_t len)
 	memcpy(copy, buf, len);
 	json_t *mine = json_read(copy, len);
 	json_t *theirs = jansson(copy, len);
+	arena a;
+	arena_init(&a);
+	cr_assert_not_null(arena_alloc(&a, 1)); /* its first chunk, 8 KB */
+	size_t heap = mallinfo2().uordblks;
+	json_t *in = json_read_in(&a, copy, len);
+	/*
+	 * A tree that fits in the first chunk takes nothing else from the
+	 * heap. (Escapes are decoded in a buffer of the reader's, freed at
+	 * the end; glibc counts a freed chunk kept in its cache as in use.)
+	 */
+	if (a.used <= 4096 && memchr(copy, '\\', len) == NULL)
+		cr_assert_eq(mallinfo2().uordblks, heap,
+		    "the heap grew: %.*s", (int) len, buf);
+	cr_assert_eq(in != NULL, mine != NULL, "%.*s", (int) len, buf);
+	if (in != NULL) {
+		cr_assert(a.used > 16);
+		cr_assert(json_equal(in, mine), "%.*s", (int) len, buf);
+		char *x = dump(in), *y = dump(mine);
+		cr_assert_str_eq(x, y, "%.*s", (int) len, buf);
+		free(x);
+		free(y);
+	}
+	arena_fini(&a); /* never json_decref(in) */
 	if (mine != NULL) {
 		cr_assert_not_null(theirs, "taken, but jansson refuses: %.*s",
 		    (int) len, buf);
@@ -91,6 +116,33 @@ Test(json_read, decodes_escapes_in_names_and_strings)
 	cr_assert_str_eq(json_string_value(json_object_get(j, "kA")),
 	    "x\ty");
 	json_decref(j);
+}
+
+/*
+ * Values of an arena tree may be shared with heap trees while the arena
+ * lives: the heap tree's release leaves them be, and arena_fini takes
+ * them (ASan's leak check and use-after-free checks watch both).
+ */
+Test(json_read, arena_tree_values_may_join_heap_trees)
+{
+	static const char s[] = "{\"Key\":{\"pk\":{\"S\":\"a\"}},\"n\":1}";
+	arena a;
+	arena_init(&a);
+	json_t *in = json_read_in(&a, s, sizeof(s) - 1);
+	cr_assert_not_null(in);
+	json_t *heap = json_object();
+	cr_assert_not_null(heap);
+	cr_assert_eq(json_object_set(heap, "k", json_object_get(in, "Key")),
+	    0);
+	cr_assert_eq(json_object_set_new(heap, "m", json_string("heap")), 0);
+	char *text = json_dumps(heap, JSON_COMPACT | JSON_SORT_KEYS);
+	cr_assert_str_eq(text, "{\"k\":{\"pk\":{\"S\":\"a\"}},"
+	    "\"m\":\"heap\"}");
+	free(text); /* json_dumps' text is the heap's, as ever */
+	json_decref(heap);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(
+	    json_object_get(in, "Key"), "pk"), "S")), "a");
+	arena_fini(&a);
 }
 
 Test(json_read, leaves_duplicates_to_jansson)

@@ -7,7 +7,6 @@
  * Content-Length and a Transfer-Encoding, or a transfer coding other than
  * chunked, is refused.
  */
-#define _GNU_SOURCE /* memmem */
 #include "http_parse.h"
 
 #include <stdint.h>
@@ -50,6 +49,40 @@ keep(char *field, size_t cap, const char *s, size_t n, bool truncate)
 	}
 	memcpy(field, s, n);
 	field[n] = '\0';
+}
+
+/*
+ * The first "\r\n" in p[0..n), or NULL; a CR alone is an ordinary byte,
+ * as with memmem, which this outruns (memchr scans a vector at a time).
+ */
+static const char *
+find_crlf(const char *p, size_t n)
+{
+	const char *end = p + n;
+	while (p + 1 < end) {
+		const char *cr = memchr(p, '\r', (size_t) (end - p) - 1);
+		if (cr == NULL)
+			return NULL;
+		if (cr[1] == '\n')
+			return cr;
+		p = cr + 1;
+	}
+	return NULL;
+}
+
+/* The first "\r\n\r\n" in p[0..n), or NULL (find_crlf). */
+static const char *
+find_blank_line(const char *p, size_t n)
+{
+	const char *end = p + n;
+	const char *e;
+	while (end - p >= 4 && (e = find_crlf(p, (size_t) (end - p) - 2)) !=
+	    NULL) {
+		if (e[2] == '\r' && e[3] == '\n')
+			return e;
+		p = e + 2;
+	}
+	return NULL;
 }
 
 static bool
@@ -99,7 +132,7 @@ static http_status
 parse_head(http_req *rq, const char *buf, size_t head, size_t max_body)
 {
 	const char *p = buf, *end = buf + head - 2; /* the final CRLF */
-	const char *eol = memmem(p, head, "\r\n", 2);
+	const char *eol = find_crlf(p, head);
 	const char *sp1 = memchr(p, ' ', (size_t) (eol - p));
 	const char *sp2 = sp1 != NULL ?
 	    memchr(sp1 + 1, ' ', (size_t) (eol - sp1 - 1)) : NULL;
@@ -130,7 +163,7 @@ parse_head(http_req *rq, const char *buf, size_t head, size_t max_body)
 
 	bool have_length = false, have_te = false, close = false;
 	for (p = eol + 2; p < end; p = eol + 2) {
-		eol = memmem(p, (size_t) (end - p) + 2, "\r\n", 2);
+		eol = find_crlf(p, (size_t) (end - p) + 2);
 		const char *colon = memchr(p, ':', (size_t) (eol - p));
 		if (colon == NULL || colon == p || *p == ' ' || *p == '\t')
 			return HTTP_BAD;
@@ -188,8 +221,7 @@ static http_status
 parse_trailers(http_req *rq, const char *buf, size_t len)
 {
 	for (;;) {
-		const char *t = memmem(buf + rq->scan, len - rq->scan, "\r\n",
-		    2);
+		const char *t = find_crlf(buf + rq->scan, len - rq->scan);
 		if (t == NULL)
 			return len - rq->trailer_start > HTTP_MAX_HEAD ?
 			    HTTP_HEAD_TOO_LARGE : HTTP_INCOMPLETE;
@@ -214,7 +246,7 @@ decode_chunks(http_req *rq, const char *buf, size_t len, size_t max_body)
 	for (;;) {
 		const char *p = buf + rq->scan;
 		size_t left = len - rq->scan;
-		const char *eol = memmem(p, left, "\r\n", 2);
+		const char *eol = find_crlf(p, left);
 		if (eol == NULL)
 			return left > 1024 ? HTTP_BAD : HTTP_INCOMPLETE;
 		size_t size = 0, i = 0;
@@ -286,7 +318,7 @@ http_req_parse(http_req *rq, const char *buf, size_t len, size_t max_body,
 	if (rq->head_len == 0) {
 		size_t from = rq->scan > 3 ? rq->scan - 3 : 0;
 		const char *e = len > from ?
-		    memmem(buf + from, len - from, "\r\n\r\n", 4) : NULL;
+		    find_blank_line(buf + from, len - from) : NULL;
 		if (e == NULL) {
 			rq->scan = len;
 			return len > HTTP_MAX_HEAD ? HTTP_HEAD_TOO_LARGE :

@@ -977,3 +977,32 @@ Test(http_parse, fini_frees_the_decoded_body_and_allows_init)
 	cr_assert_eq(parse(POST_GET_ITEM, MAX_BODY), HTTP_COMPLETE);
 	body_is(&rq, POST_GET_ITEM, GET_BODY);
 }
+
+/*
+ * A CR not followed by LF is an ordinary byte of a header value, and
+ * CRs just before a line's end or the blank line do not hide them:
+ * whole and byte by byte, the head ends at the first CRLFCRLF.
+ */
+#define BARE_CR_HEAD "POST / HTTP/1.1\r\n" \
+	"X-Pad: a\rb\r\r\n" \
+	"X-Amz-Target: DynamoDB_20120810.GetItem\r\n" \
+	"Content-Length: 2\r\n" \
+	"X-Last: \r\r\r\n" \
+	"\r\n"
+#define BARE_CR_REQ BARE_CR_HEAD "{}"
+
+Test(http_parse, bare_cr_is_part_of_a_value_and_never_ends_a_line)
+{
+	http_req whole;
+	http_req_init(&whole);
+	bool cont;
+	cr_assert_eq(parse_n(&whole, BARE_CR_REQ, strlen(BARE_CR_REQ),
+	    MAX_BODY, &cont), HTTP_COMPLETE);
+	cr_assert_eq(whole.head_len, strlen(BARE_CR_HEAD));
+	cr_assert_str_eq(whole.target, "DynamoDB_20120810.GetItem");
+	cr_assert_eq(whole.content_length, 2);
+	cr_assert_eq(feed_bytewise(&rq, BARE_CR_REQ, MAX_BODY), 0);
+	same(&rq, &whole, BARE_CR_REQ);
+	body_is(&rq, BARE_CR_REQ, "{}");
+	http_req_fini(&whole);
+}

@@ -95,6 +95,24 @@ feed_bytewise(http_req *r, const char *s, size_t max_body)
 	return continues;
 }
 
+static void same(const http_req *a, const http_req *b, const char *buf);
+
+/*
+ * whole_and_bytewise parses s into *whole in one call and into rq one
+ * byte more per call (feed_bytewise, asking for no "100 Continue"): both
+ * complete, and the same. Release *whole with http_req_fini.
+ */
+static void
+whole_and_bytewise(http_req *whole, http_req *r, const char *s)
+{
+	bool cont;
+	http_req_init(whole);
+	cr_assert_eq(parse_n(whole, s, strlen(s), MAX_BODY, &cont),
+	    HTTP_COMPLETE);
+	cr_assert_eq(feed_bytewise(r, s, MAX_BODY), 0);
+	same(r, whole, s);
+}
+
 /* asprintf that cannot fail in a test; free the result. */
 static char *
 fmt(const char *f, ...)
@@ -273,12 +291,7 @@ Test(http_parse, methods_other_than_get_post_and_head_are_other)
 Test(http_parse, get_fed_byte_by_byte_is_incomplete_until_its_last_byte)
 {
 	http_req whole;
-	http_req_init(&whole);
-	bool cont;
-	cr_assert_eq(parse_n(&whole, GET_METRICS, strlen(GET_METRICS),
-	    MAX_BODY, &cont), HTTP_COMPLETE);
-	cr_assert_eq(feed_bytewise(&rq, GET_METRICS, MAX_BODY), 0);
-	same(&rq, &whole, GET_METRICS);
+	whole_and_bytewise(&whole, &rq, GET_METRICS);
 	cr_assert_str_eq(rq.path, "/metrics");
 	http_req_fini(&whole);
 }
@@ -286,12 +299,7 @@ Test(http_parse, get_fed_byte_by_byte_is_incomplete_until_its_last_byte)
 Test(http_parse, post_fed_byte_by_byte_is_incomplete_until_its_last_byte)
 {
 	http_req whole;
-	http_req_init(&whole);
-	bool cont;
-	cr_assert_eq(parse_n(&whole, POST_GET_ITEM, strlen(POST_GET_ITEM),
-	    MAX_BODY, &cont), HTTP_COMPLETE);
-	cr_assert_eq(feed_bytewise(&rq, POST_GET_ITEM, MAX_BODY), 0);
-	same(&rq, &whole, POST_GET_ITEM);
+	whole_and_bytewise(&whole, &rq, POST_GET_ITEM);
 	cr_assert_str_eq(rq.target, "DynamoDB_20120810.DescribeTable");
 	cr_assert_str_eq(rq.auth, AUTH);
 	body_is(&rq, POST_GET_ITEM, GET_BODY);
@@ -804,12 +812,7 @@ Test(http_parse, chunked_body_is_decoded_with_extensions_and_trailers)
 Test(http_parse, chunked_body_fed_byte_by_byte_is_the_same)
 {
 	http_req whole;
-	http_req_init(&whole);
-	bool cont;
-	cr_assert_eq(parse_n(&whole, CHUNKED, strlen(CHUNKED), MAX_BODY,
-	    &cont), HTTP_COMPLETE);
-	cr_assert_eq(feed_bytewise(&rq, CHUNKED, MAX_BODY), 0);
-	same(&rq, &whole, CHUNKED);
+	whole_and_bytewise(&whole, &rq, CHUNKED);
 	body_is(&rq, CHUNKED, PUT_BODY);
 	cr_assert_eq(rq.total, strlen(CHUNKED));
 	http_req_fini(&whole);
@@ -994,15 +997,10 @@ Test(http_parse, fini_frees_the_decoded_body_and_allows_init)
 Test(http_parse, bare_cr_is_part_of_a_value_and_never_ends_a_line)
 {
 	http_req whole;
-	http_req_init(&whole);
-	bool cont;
-	cr_assert_eq(parse_n(&whole, BARE_CR_REQ, strlen(BARE_CR_REQ),
-	    MAX_BODY, &cont), HTTP_COMPLETE);
+	whole_and_bytewise(&whole, &rq, BARE_CR_REQ);
 	cr_assert_eq(whole.head_len, strlen(BARE_CR_HEAD));
 	cr_assert_str_eq(whole.target, "DynamoDB_20120810.GetItem");
 	cr_assert_eq(whole.content_length, 2);
-	cr_assert_eq(feed_bytewise(&rq, BARE_CR_REQ, MAX_BODY), 0);
-	same(&rq, &whole, BARE_CR_REQ);
 	body_is(&rq, BARE_CR_REQ, "{}");
 	http_req_fini(&whole);
 }

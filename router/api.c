@@ -2,9 +2,10 @@
  * api.c — request dispatch by X-Amz-Target (see api.h). Parses the body
  * once with jansson (duplicate keys refused, as a hostile-input rule; NUL
  * allowed inside strings, as DynamoDB allows it in attribute values) and
- * hands the object to the operation; on the event loop's path the tree is
- * built in the request's arena (json_read_in). Request members that are names or
- * enumerations are read with req_string, which refuses an embedded NUL.
+ * hands the object to the operation; on the event loop's path the tree
+ * is built in the request's arena (json_read_in). Request members that
+ * are names or enumerations are read with req_string, which refuses an
+ * embedded NUL.
  */
 #include "api_async.h"
 

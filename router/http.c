@@ -16,6 +16,13 @@
  * each. docs/design-notes.md, "The router's event loop", has the
  * measurements.
  *
+ * The ring. Where io_uring is allowed (and not --no-ring), a round's
+ * reads go to the kernel in one call before its events are handled
+ * (round_reads), and its writes, answers and node frames alike, in one
+ * call after (round_writes), instead of a recv and a send each: on this
+ * VM every system call is dear. Nothing is in flight between those
+ * calls.
+ *
  * Workers. Operations that make several node calls, wait, or refresh the
  * catalog (tables, Scan, batches, /metrics, a stale route, a node that
  * cannot be reached yet) run api_handle on one of WORKERS threads,
@@ -48,6 +55,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <liburing.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -75,12 +83,23 @@
 #define OUT_LIMIT (1024u * 1024)
 /* Frames a node link collects before it is written, mid-round. */
 #define LINK_BATCH 8
+/* Writes a round hands the kernel in one io_uring_enter (at most). */
+#define RING_ENTRIES 256
 /* Input held before reading stops (the largest request the parser takes). */
 #define IN_LIMIT (HTTP_MAX_BODY + HTTP_MAX_BODY / 4 + 2 * HTTP_MAX_HEAD)
 #define JSON_TYPE "application/x-amz-json-1.0"
 
 typedef struct loop loop;
 typedef struct hconn hconn;
+
+/* What a round's read through the ring left for the connection (round_reads). */
+typedef enum pre_read {
+	PRE_NONE,    /* nothing: conn_read / link_read read for themselves */
+	PRE_EMPTIED, /* bytes (or none) came, and the socket is empty */
+	PRE_MORE,    /* the buffer filled: there may be more */
+	PRE_EOF,     /* the peer closed */
+	PRE_ERROR,   /* the connection broke */
+} pre_read;
 
 typedef struct buf {
 	char *p;
@@ -102,6 +121,8 @@ struct hconn {
 	bool eof;          /* the client will send no more (it may read) */
 	bool hup;          /* its FIN has arrived: read to the end */
 	bool freed;        /* on the loop's dead list */
+	bool queued;       /* on the loop's list of writes for the round */
+	pre_read pre;      /* this round's read, already in `in` */
 	size_t drained;
 	time_t active;
 };
@@ -121,6 +142,7 @@ typedef struct nlink {
 	unsigned queued;   /* frames in out */
 	buf out, in;
 	call *head, *tail; /* sent or queued, oldest first */
+	pre_read pre;      /* this round's read, already in `in` */
 } nlink;
 
 /* A request for the worker pool, and its answer. */
@@ -148,6 +170,16 @@ struct loop {
 	bool urgent;       /* a link has LINK_BATCH frames waiting */
 	char date[64];     /* the Date header, per second */
 	time_t date_at;
+	/*
+	 * The round's writes (round_writes): answers to clients and frames
+	 * to nodes go to the kernel together, in one io_uring_enter, instead
+	 * of a send each. Without a ring (io_uring refused), each is sent
+	 * at once.
+	 */
+	struct io_uring ring;
+	bool ring_ok;
+	hconn **writes;    /* connections with answers to write */
+	size_t n_writes, cap_writes;
 };
 
 struct http {
@@ -361,11 +393,13 @@ unsent(const hconn *c)
 	return c->out.len - c->sent;
 }
 
-/* Writes what it can of c->out. False: c is gone (dropped). */
+/*
+ * Takes the outcome of writing c->out: n bytes written, or -1 when the
+ * connection broke. False: c is gone (dropped).
+ */
 static bool
-conn_flush(hconn *c)
+conn_wrote(hconn *c, ssize_t n)
 {
-	ssize_t n = rpc_send_some(c->fd, c->out.p + c->sent, unsent(c));
 	if (n < 0) {
 		conn_drop(c);
 		return false;
@@ -389,6 +423,39 @@ conn_flush(hconn *c)
 		conn_drop(c);
 		return false;
 	}
+	return true;
+}
+
+/* Writes what it can of c->out now. False: c is gone (dropped). */
+static bool
+conn_flush_now(hconn *c)
+{
+	return conn_wrote(c, rpc_send_some(c->fd, c->out.p + c->sent,
+	    unsent(c)));
+}
+
+/*
+ * Has c->out written: with the round's other writes when the loop has a
+ * ring (round_writes), else now. False: c is gone (dropped).
+ */
+static bool
+conn_flush(hconn *c)
+{
+	loop *l = c->l;
+	if (!l->ring_ok)
+		return conn_flush_now(c);
+	if (c->queued)
+		return true;
+	if (l->n_writes == l->cap_writes) {
+		size_t cap = l->cap_writes == 0 ? 64 : 2 * l->cap_writes;
+		hconn **w = realloc(l->writes, cap * sizeof(*w));
+		if (w == NULL)
+			return conn_flush_now(c);
+		l->writes = w;
+		l->cap_writes = cap;
+	}
+	l->writes[l->n_writes++] = c;
+	c->queued = true;
 	return true;
 }
 
@@ -640,6 +707,7 @@ link_close(nlink *k, loop *l)
 	k->out.len = 0;
 	k->queued = 0;
 	k->in.len = 0;
+	k->pre = PRE_NONE;
 }
 
 /* Ends call k with rv (no answer) or the node's response. */
@@ -713,14 +781,14 @@ link_connect(nlink *k, loop *l, uint32_t node)
 	return true;
 }
 
-/* Writes k's queued frames. False: the link broke (already failed). */
+/*
+ * Takes the outcome of writing k->out: n bytes written, or -1 when the
+ * link broke. False: it broke (and its calls failed).
+ */
 static bool
-link_flush(nlink *k, loop *l)
+link_wrote(nlink *k, loop *l, ssize_t n)
 {
-	if (k->fd < 0 || k->connecting)
-		return true;
 	k->queued = 0;
-	ssize_t n = rpc_send_some(k->fd, k->out.p, k->out.len);
 	if (n < 0) {
 		link_fail(k, l, true, KV_UNAVAILABLE);
 		return false;
@@ -730,27 +798,49 @@ link_flush(nlink *k, loop *l)
 	return true;
 }
 
+/* Writes k's queued frames now. False: the link broke (already failed). */
+static bool
+link_flush(nlink *k, loop *l)
+{
+	if (k->fd < 0 || k->connecting)
+		return true;
+	return link_wrote(k, l, rpc_send_some(k->fd, k->out.p, k->out.len));
+}
+
 /* Reads the node's answers on k and ends their calls, oldest first. */
 static void
 link_read(nlink *k, loop *l)
 {
 	for (;;) {
-		if (!buf_reserve(&k->in, READ_CHUNK)) {
-			link_fail(k, l, true, KV_ENOMEM);
-			return;
+		bool emptied;
+		if (k->pre != PRE_NONE) {
+			pre_read pre = k->pre;
+			k->pre = PRE_NONE;
+			if (pre == PRE_EOF || pre == PRE_ERROR) {
+				link_fail(k, l, true, KV_UNAVAILABLE);
+				return;
+			}
+			emptied = pre == PRE_EMPTIED;
+		} else {
+			if (!buf_reserve(&k->in, READ_CHUNK)) {
+				link_fail(k, l, true, KV_ENOMEM);
+				return;
+			}
+			size_t space = k->in.cap - k->in.len;
+			ssize_t n = recv(k->fd, k->in.p + k->in.len, space, 0);
+			if (n == 0 ||
+			    (n < 0 && errno != EINTR && errno != EAGAIN)) {
+				link_fail(k, l, true, KV_UNAVAILABLE);
+				return;
+			}
+			if (n < 0) {
+				if (errno == EINTR)
+					continue;
+				return;
+			}
+			k->in.len += (size_t) n;
+			emptied = (size_t) n < space; /* a short read */
 		}
-		size_t space = k->in.cap - k->in.len;
-		ssize_t n = recv(k->fd, k->in.p + k->in.len, space, 0);
-		if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
-			link_fail(k, l, true, KV_UNAVAILABLE);
-			return;
-		}
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return;
-		}
-		k->in.len += (size_t) n;
 		size_t off = 0;
 		while (k->in.len - off >= 4) {
 			const uint8_t *f = (const uint8_t *) k->in.p + off;
@@ -777,8 +867,8 @@ link_read(nlink *k, loop *l)
 		}
 		if (off > 0)
 			buf_consume(&k->in, off);
-		if (k->fd < 0 || (size_t) n < space)
-			return; /* failed meanwhile, or emptied (a short read) */
+		if (k->fd < 0 || emptied)
+			return; /* failed meanwhile, or emptied */
 	}
 }
 
@@ -978,6 +1068,23 @@ conn_read(hconn *c)
 {
 	c->active = time(NULL);
 	for (;;) {
+		/* This round's read through the ring (round_reads) first. */
+		if (c->pre != PRE_NONE) {
+			pre_read pre = c->pre;
+			c->pre = PRE_NONE;
+			if (pre == PRE_ERROR) {
+				conn_drop(c);
+				return;
+			}
+			if (pre == PRE_EOF) {
+				c->eof = true;
+				break;
+			}
+			/* As after a short read below, or a full one. */
+			if (pre == PRE_EMPTIED && !c->hup)
+				break;
+			continue;
+		}
 		if (c->in.len > IN_LIMIT || c->eof)
 			break;
 		if (c->draining) {
@@ -1076,11 +1183,223 @@ conns_sweep(loop *l)
 }
 
 /*
+ * One write of a round handed to the ring: a client connection's answers
+ * or a node link's frames, with the descriptor and length it was given,
+ * so that an outcome is never applied to a socket opened since.
+ */
+typedef struct ring_write {
+	hconn *c;       /* NULL: link `node` */
+	uint32_t node;
+	int fd;
+	size_t len;
+} ring_write;
+
+/*
+ * Submits the n operations prepared on l's ring (their user data 0..n-1)
+ * and waits for all of them: res[i] is operation i's result, bytes or
+ * -errno (-EIO if the ring failed to say).
+ */
+static void
+ring_run(loop *l, unsigned n, int *res)
+{
+	bool done[RING_ENTRIES] = { false };
+	unsigned got = 0;
+	int rv;
+	do
+		rv = io_uring_submit_and_wait(&l->ring, n);
+	while (rv == -EINTR);
+	for (unsigned i = 0; i < n; i++)
+		res[i] = -EIO;
+	while (got < n) {
+		struct io_uring_cqe *cqe;
+		if (io_uring_wait_cqe(&l->ring, &cqe) != 0)
+			break;
+		uint64_t i = io_uring_cqe_get_data64(cqe);
+		if (i < n && !done[i]) {
+			res[i] = cqe->res;
+			done[i] = true;
+			got++;
+		}
+		io_uring_cqe_seen(&l->ring, cqe);
+	}
+}
+
+/* Applies the outcome res (bytes, or -errno) of write w. */
+static void
+ring_wrote(loop *l, const ring_write *w, int res)
+{
+	/* Would block: the rest goes when EPOLLOUT says there is room. */
+	ssize_t n = res >= 0 ? res : res == -EAGAIN ? 0 : -1;
+	if (w->c != NULL) {
+		hconn *c = w->c;
+		if (c->freed || c->fd != w->fd)
+			return; /* closed meanwhile */
+		/* A short write may have stopped short of a full socket. */
+		if (conn_wrote(c, n) && n > 0 && (size_t) n < w->len &&
+		    unsent(c) > 0)
+			conn_flush_now(c);
+		return;
+	}
+	nlink *k = &l->links[w->node];
+	if (k->fd != w->fd)
+		return; /* failed meanwhile */
+	if (link_wrote(k, l, n) && n > 0 && (size_t) n < w->len &&
+	    k->out.len > 0)
+		link_flush(k, l);
+}
+
+/*
+ * Writes the round's answers (connections queued by conn_flush) and every
+ * node link's frames, RING_ENTRIES to an io_uring_enter, without waiting
+ * on any socket (MSG_DONTWAIT: a full one says -EAGAIN, and EPOLLOUT
+ * brings the rest). Outcomes may queue more (a broken link answers its
+ * calls), so it goes on until nothing is queued. On this machine's
+ * kind each system call costs more than the work in it; one call for a
+ * round's dozens of writes saves most of that.
+ */
+static void
+round_writes(loop *l)
+{
+	size_t nodes = l->h->r->cfg.n_nodes, next = 0;
+	bool links_taken = false;
+	ring_write w[RING_ENTRIES];
+
+	for (;;) {
+		unsigned n = 0;
+		while (next < l->n_writes && n < RING_ENTRIES - nodes) {
+			hconn *c = l->writes[next++];
+			c->queued = false;
+			if (c->freed || c->fd < 0)
+				continue;
+			if (unsent(c) == 0) {
+				conn_wrote(c, 0); /* closes if it is time */
+				continue;
+			}
+			w[n] = (ring_write) { c, 0, c->fd, unsent(c) };
+			struct io_uring_sqe *e = io_uring_get_sqe(&l->ring);
+			io_uring_prep_send(e, c->fd, c->out.p + c->sent,
+			    unsent(c), MSG_NOSIGNAL | MSG_DONTWAIT);
+			io_uring_sqe_set_data64(e, n++);
+		}
+		if (!links_taken && next == l->n_writes) {
+			links_taken = true;
+			for (uint32_t i = 0; i < nodes; i++) {
+				nlink *k = &l->links[i];
+				if (k->fd < 0 || k->connecting ||
+				    k->out.len == 0)
+					continue;
+				w[n] = (ring_write) { NULL, i, k->fd,
+					k->out.len };
+				struct io_uring_sqe *e =
+				    io_uring_get_sqe(&l->ring);
+				io_uring_prep_send(e, k->fd, k->out.p,
+				    k->out.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+				io_uring_sqe_set_data64(e, n++);
+			}
+		}
+		if (n == 0) {
+			if (next == l->n_writes)
+				break;
+			continue;
+		}
+		int res[RING_ENTRIES];
+		ring_run(l, n, res);
+		/* In order: a link's failure may answer later connections. */
+		for (unsigned i = 0; i < n; i++)
+			ring_wrote(l, &w[i], res[i]);
+	}
+	l->n_writes = 0;
+}
+
+/*
  * epoll data: a client connection's pointer, or for the others a tag in
  * the low bits (pointers are aligned, so bit 0 is free).
  */
 #define TAG_LISTEN 3u
 #define TAG_EVENT 5u
+
+/* One read of a round handed to the ring (round_reads). */
+typedef struct ring_read {
+	hconn *c;       /* NULL: link k */
+	nlink *k;
+	int fd;
+	size_t space;   /* what the buffer had room for */
+} ring_read;
+
+/* The pre_read that result res (bytes, or -errno) of a read leaves. */
+static pre_read
+pre_of(int res, size_t space)
+{
+	return res > 0 ? ((size_t) res < space ? PRE_EMPTIED : PRE_MORE) :
+	    res == 0 ? PRE_EOF : res == -EAGAIN ? PRE_EMPTIED : PRE_ERROR;
+}
+
+/*
+ * Reads what the round's events announce, on client connections and
+ * node links, through the ring: one io_uring_enter for all of them
+ * instead of a recv each (MSG_DONTWAIT: an empty socket says -EAGAIN).
+ * Only bookkeeping follows, before any event is handled, since handling
+ * one may move another's buffer: the bytes join `in`, and `pre` says
+ * what the read found; conn_read and link_read go on from `pre` as from
+ * a recv of their own. Whatever is skipped here (a draining connection,
+ * a full buffer, a link still connecting, no memory) is read by them.
+ */
+static void
+round_reads(loop *l, const struct epoll_event *evs, int n_evs)
+{
+	ring_read r[RING_ENTRIES];
+	int res[RING_ENTRIES];
+	int i = 0;
+
+	while (i < n_evs) {
+		unsigned n = 0;
+		for (; i < n_evs && n < RING_ENTRIES; i++) {
+			uint64_t tag = evs[i].data.u64;
+			if (tag == TAG_LISTEN || tag == TAG_EVENT ||
+			    !(evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP |
+			    EPOLLRDHUP)))
+				continue;
+			ring_read x = { 0 };
+			buf *b;
+			if (tag & 1u) {
+				x.k = &l->links[(uint32_t) (tag >> 32)];
+				if (x.k->fd < 0 || x.k->connecting ||
+				    x.k->pre != PRE_NONE)
+					continue;
+				b = &x.k->in;
+				x.fd = x.k->fd;
+			} else {
+				x.c = evs[i].data.ptr;
+				if (x.c->fd < 0 || x.c->draining || x.c->eof ||
+				    x.c->in.len > IN_LIMIT ||
+				    x.c->pre != PRE_NONE)
+					continue;
+				b = &x.c->in;
+				x.fd = x.c->fd;
+			}
+			if (!buf_reserve(b, READ_CHUNK))
+				continue;
+			x.space = b->cap - b->len;
+			r[n] = x;
+			struct io_uring_sqe *e = io_uring_get_sqe(&l->ring);
+			io_uring_prep_recv(e, x.fd, b->p + b->len, x.space,
+			    MSG_DONTWAIT);
+			io_uring_sqe_set_data64(e, n++);
+		}
+		if (n == 0)
+			continue;
+		ring_run(l, n, res);
+		for (unsigned j = 0; j < n; j++) {
+			buf *b = r[j].c != NULL ? &r[j].c->in : &r[j].k->in;
+			if (res[j] > 0)
+				b->len += (size_t) res[j];
+			if (r[j].c != NULL)
+				r[j].c->pre = pre_of(res[j], r[j].space);
+			else
+				r[j].k->pre = pre_of(res[j], r[j].space);
+		}
+	}
+}
 
 static void *
 loop_run(void *arg)
@@ -1092,6 +1411,8 @@ loop_run(void *arg)
 	while (!atomic_load(&h->stop)) {
 		int timeout = links_waiting(l) ? 50 : 1000;
 		int n = epoll_wait(l->ep, evs, 256, timeout);
+		if (l->ring_ok && n > 0)
+			round_reads(l, evs, n);
 		for (int i = 0; i < n; i++) {
 			uint64_t tag = evs[i].data.u64;
 			/*
@@ -1118,7 +1439,7 @@ loop_run(void *arg)
 					continue;
 				if ((ev & EPOLLOUT) && unsent(c) > 0) {
 					size_t was = unsent(c);
-					if (!conn_flush(c))
+					if (!conn_flush_now(c))
 						continue;
 					/* Room again: waiting requests go on. */
 					if (was > OUT_LIMIT &&
@@ -1135,9 +1456,10 @@ loop_run(void *arg)
 			}
 		}
 		/* Each node's frames of this round, in one write. */
-		for (size_t i = 0; i < h->r->cfg.n_nodes; i++)
-			if (l->links[i].out.len > 0)
-				link_flush(&l->links[i], l);
+		if (!l->ring_ok)
+			for (size_t i = 0; i < h->r->cfg.n_nodes; i++)
+				if (l->links[i].out.len > 0)
+					link_flush(&l->links[i], l);
 		links_expire(l);
 		conns_sweep(l);
 		for (hconn *c = l->conns, *next; c != NULL; c = next) {
@@ -1146,6 +1468,8 @@ loop_run(void *arg)
 			    unsent(c) <= OUT_LIMIT)
 				conn_read(c);
 		}
+		if (l->ring_ok)
+			round_writes(l);
 		conns_bury(l);
 	}
 	return NULL;
@@ -1181,6 +1505,12 @@ loop_fini(loop *l)
 		conn_free(l->conns);
 	}
 	conns_bury(l);
+	free(l->writes);
+	l->writes = NULL;
+	l->n_writes = l->cap_writes = 0;
+	if (l->ring_ok)
+		io_uring_queue_exit(&l->ring);
+	l->ring_ok = false;
 	if (l->ep >= 0)
 		close(l->ep);
 	if (l->efd >= 0)
@@ -1199,6 +1529,9 @@ loop_init(http *h, loop *l)
 		l->links[i].fd = -1;
 	if (l->ep < 0 || l->efd < 0)
 		return false;
+	/* Without io_uring (an old kernel, a sandbox), each write goes alone. */
+	l->ring_ok = !h->r->no_ring &&
+	    io_uring_queue_init(RING_ENTRIES, &l->ring, 0) == 0;
 	struct epoll_event lev = { .events = EPOLLIN | EPOLLEXCLUSIVE,
 		.data.u64 = TAG_LISTEN };
 	struct epoll_event eev = { .events = EPOLLIN, .data.u64 = TAG_EVENT };
@@ -1275,6 +1608,15 @@ http_open(router *r, const char *host, int port, int loops, http **out)
 	}
 	*out = h;
 	return KV_OK;
+}
+
+bool
+http_ring(const http *h)
+{
+	for (int i = 0; i < h->n_loops; i++)
+		if (!h->loops[i].ring_ok)
+			return false;
+	return h->n_loops > 0;
 }
 
 void

@@ -6,6 +6,8 @@
 #ifndef KV_HTTP_H
 #define KV_HTTP_H
 
+#include <stdbool.h>
+
 #include "err.h"
 #include "router.h"
 
@@ -25,6 +27,9 @@ typedef struct http http;
  */
 kv_err http_open(router *r, const char *host, int port, int loops,
     http **out);
+
+/* http_ring: do the loops write through io_uring (see http.c)? */
+bool http_ring(const http *h);
 
 /* http_close stops the server and waits for its threads; accepts NULL. */
 void http_close(http *h);

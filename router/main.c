@@ -2,7 +2,10 @@
  * main.c — kv-router: reads the cluster file, connects to every node,
  * loads the catalog and serves HTTP until SIGINT or SIGTERM.
  *
- *   kv-router --config FILE [--index I] [--port P] [--loops N]
+ *   kv-router --config FILE [--index I] [--port P] [--loops N] [--no-ring]
+ *
+ * --no-ring: each write to a client or a node is its own send, instead of
+ * a round's writes going to the kernel together through io_uring.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -27,7 +30,7 @@ usage(void)
 {
 	fprintf(stderr,
 	    "usage: kv-router --config FILE [--index I] [--port P] "
-	    "[--loops N]\n");
+	    "[--loops N] [--no-ring]\n");
 	exit(2);
 }
 
@@ -36,6 +39,7 @@ main(int argc, char **argv)
 {
 	const char *path = NULL;
 	long index = 0, port = 0, loops = HTTP_LOOPS;
+	bool no_ring = false;
 	char why[512];
 	static router r;
 	http *h = NULL;
@@ -50,6 +54,8 @@ main(int argc, char **argv)
 			port = strtol(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--loops") == 0 && i + 1 < argc)
 			loops = strtol(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--no-ring") == 0)
+			no_ring = true;
 		else
 			usage();
 	}
@@ -71,6 +77,7 @@ main(int argc, char **argv)
 	}
 	snprintf(r.listen, sizeof(r.listen), "%s:%ld", host, port);
 	r.call_timeout_ms = RPC_DEFAULT_TIMEOUT_MS;
+	r.no_ring = no_ring;
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -85,7 +92,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "kv-router: cannot listen on %s\n", r.listen);
 		goto out;
 	}
-	fprintf(stderr, "kv-router: serving http://%s\n", r.listen);
+	fprintf(stderr, "kv-router: serving http://%s (%s)\n", r.listen,
+	    http_ring(h) ? "writes through io_uring" :
+	    no_ring ? "each write alone: --no-ring" :
+	    "each write alone: io_uring refused");
 	while (!stopping)
 		pause();
 	status = 0;

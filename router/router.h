@@ -8,6 +8,7 @@
 #define KV_ROUTER_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -32,6 +33,7 @@ typedef struct router {
 	rpc_client *nodes[CONFIG_MAX_NODES];
 	route_snapshot *snap; /* RCU-protected; see route.h */
 	int call_timeout_ms;
+	bool no_ring;      /* each write alone, not through io_uring (http.c) */
 	api_counters counters[API_N_OPS]; /* indexed as api.c's ops[] */
 } router;
 

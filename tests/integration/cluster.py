@@ -243,10 +243,12 @@ class Cluster:
                 [self._bin("node/kv-node"), "--config", self.config,
                  "--index", str(i)],
                 os.path.join(self.dir, "node%d.log" % i), self.dir))
+        # KV_ROUTER_ARGS: more kv-router arguments, e.g. "--no-ring".
         self.router = Proc(
             "router0",
             [self._bin("router/kv-router"), "--config", self.config,
-             "--port", str(self.port)],
+             "--port", str(self.port)] +
+            os.environ.get("KV_ROUTER_ARGS", "").split(),
             os.path.join(self.dir, "router0.log"), self.dir)
 
     def _bin(self, rel):

@@ -12,6 +12,7 @@ tests/router/http_parse_test.c.
 
 import http.client
 import json
+import os
 import socket
 import struct
 import threading
@@ -562,3 +563,27 @@ def test_32_threads_on_keep_alive_connections_get_right_answers(
         th.join(60)
     assert not errors, "\n".join(errors[:10])
     assert counts == [200] * 32
+
+
+@pytest.mark.processes
+def test_router_writes_through_io_uring_unless_told_or_refused(cluster):
+    """The router hands a round's writes to the kernel in one io_uring
+    call (router/http.c, round_writes) unless started with --no-ring or
+    refused io_uring by the kernel; it says which when it starts. This
+    file runs both ways (integration/http and integration/http_no_ring)."""
+    cluster.require_processes()
+    with open(cluster.router.log) as f:
+        serving = [line for line in f if "kv-router: serving" in line]
+    assert serving, "the router never said it was serving"
+    try:
+        with open("/proc/sys/kernel/io_uring_disabled") as f:
+            refused = f.read().strip() != "0"
+    except FileNotFoundError:
+        refused = False  # kernels before 6.6 have no such switch
+    if "--no-ring" in os.environ.get("KV_ROUTER_ARGS", ""):
+        want = "(each write alone: --no-ring)"
+    elif refused:
+        want = "(each write alone: io_uring refused)"
+    else:
+        want = "(writes through io_uring)"
+    assert serving[-1].rstrip().endswith(want), serving[-1]

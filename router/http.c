@@ -59,6 +59,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1197,7 +1198,10 @@ typedef struct ring_write {
 /*
  * Submits the n operations prepared on l's ring (their user data 0..n-1)
  * and waits for all of them: res[i] is operation i's result, bytes or
- * -errno (-EIO if the ring failed to say).
+ * -errno. They are MSG_DONTWAIT, so the wait is short. A ring that will
+ * not take them (anything but a passing refusal) ends the process: the
+ * operations name buffers that cannot be taken back from the kernel, and
+ * a router restarted is better than one that corrupts or hangs.
  */
 static void
 ring_run(loop *l, unsigned n, int *res)
@@ -1205,15 +1209,32 @@ ring_run(loop *l, unsigned n, int *res)
 	bool done[RING_ENTRIES] = { false };
 	unsigned got = 0;
 	int rv;
-	do
-		rv = io_uring_submit_and_wait(&l->ring, n);
-	while (rv == -EINTR);
-	for (unsigned i = 0; i < n; i++)
-		res[i] = -EIO;
+	/*
+	 * Submit all first (a kernel without SUBMIT_ALL stops at a refused
+	 * one), then collect: they mostly complete during the submit, so
+	 * collecting takes no further system call.
+	 */
+	for (long tries = 0; io_uring_sq_ready(&l->ring) > 0; tries++) {
+		rv = io_uring_submit(&l->ring);
+		if ((rv < 0 && rv != -EINTR && rv != -EAGAIN && rv != -EBUSY) ||
+		    tries > 1000000) {
+			fprintf(stderr, "kv-router: io_uring_enter: %s\n",
+			    strerror(rv < 0 ? -rv : EBUSY));
+			abort();
+		}
+		if (rv <= 0)
+			sched_yield();
+	}
 	while (got < n) {
 		struct io_uring_cqe *cqe;
-		if (io_uring_wait_cqe(&l->ring, &cqe) != 0)
-			break;
+		rv = io_uring_wait_cqe(&l->ring, &cqe);
+		if (rv == -EINTR || rv == -EAGAIN)
+			continue;
+		if (rv != 0) {
+			fprintf(stderr, "kv-router: io_uring_wait_cqe: %s\n",
+			    strerror(-rv));
+			abort();
+		}
 		uint64_t i = io_uring_cqe_get_data64(cqe);
 		if (i < n && !done[i]) {
 			res[i] = cqe->res;
@@ -1530,8 +1551,11 @@ loop_init(http *h, loop *l)
 	if (l->ep < 0 || l->efd < 0)
 		return false;
 	/* Without io_uring (an old kernel, a sandbox), each write goes alone. */
+	/* SUBMIT_ALL: one refused operation does not hold back the rest. */
 	l->ring_ok = !h->r->no_ring &&
-	    io_uring_queue_init(RING_ENTRIES, &l->ring, 0) == 0;
+	    (io_uring_queue_init(RING_ENTRIES, &l->ring,
+	    IORING_SETUP_SUBMIT_ALL) == 0 ||
+	    io_uring_queue_init(RING_ENTRIES, &l->ring, 0) == 0);
 	struct epoll_event lev = { .events = EPOLLIN | EPOLLEXCLUSIVE,
 		.data.u64 = TAG_LISTEN };
 	struct epoll_event eev = { .events = EPOLLIN, .data.u64 = TAG_EVENT };

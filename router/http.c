@@ -1270,24 +1270,38 @@ ring_wrote(loop *l, const ring_write *w, int res)
 }
 
 /*
- * Writes the round's answers (connections queued by conn_flush) and every
- * node link's frames, RING_ENTRIES to an io_uring_enter, without waiting
- * on any socket (MSG_DONTWAIT: a full one says -EAGAIN, and EPOLLOUT
- * brings the rest). Outcomes may queue more (a broken link answers its
- * calls), so it goes on until nothing is queued. On this machine's
- * kind each system call costs more than the work in it; one call for a
- * round's dozens of writes saves most of that.
+ * Writes every node link's frames and the round's answers (connections
+ * queued by conn_flush), RING_ENTRIES to an io_uring_enter, without
+ * waiting on any socket (MSG_DONTWAIT: a full one says -EAGAIN, and
+ * EPOLLOUT brings the rest). The frames go first, so that the nodes
+ * start on them while the answers are delivered. Outcomes may queue
+ * more (a broken link answers its calls, and an answer may start a
+ * client's next request), so it goes on until nothing is left but what
+ * a full socket holds back. On this machine's kind each system call
+ * costs more than the work in it; one call for a round's dozens of
+ * writes saves most of that.
  */
 static void
 round_writes(loop *l)
 {
 	size_t nodes = l->h->r->cfg.n_nodes, next = 0;
-	bool links_taken = false;
+	bool blocked[CONFIG_MAX_NODES] = { false };
 	ring_write w[RING_ENTRIES];
 
 	for (;;) {
 		unsigned n = 0;
-		while (next < l->n_writes && n < RING_ENTRIES - nodes) {
+		for (uint32_t i = 0; i < nodes; i++) {
+			nlink *k = &l->links[i];
+			if (blocked[i] || k->fd < 0 || k->connecting ||
+			    k->out.len == 0)
+				continue;
+			w[n] = (ring_write) { NULL, i, k->fd, k->out.len };
+			struct io_uring_sqe *e = io_uring_get_sqe(&l->ring);
+			io_uring_prep_send(e, k->fd, k->out.p, k->out.len,
+			    MSG_NOSIGNAL | MSG_DONTWAIT);
+			io_uring_sqe_set_data64(e, n++);
+		}
+		while (next < l->n_writes && n < RING_ENTRIES) {
 			hconn *c = l->writes[next++];
 			c->queued = false;
 			if (c->freed || c->fd < 0)
@@ -1302,32 +1316,18 @@ round_writes(loop *l)
 			    unsent(c), MSG_NOSIGNAL | MSG_DONTWAIT);
 			io_uring_sqe_set_data64(e, n++);
 		}
-		if (!links_taken && next == l->n_writes) {
-			links_taken = true;
-			for (uint32_t i = 0; i < nodes; i++) {
-				nlink *k = &l->links[i];
-				if (k->fd < 0 || k->connecting ||
-				    k->out.len == 0)
-					continue;
-				w[n] = (ring_write) { NULL, i, k->fd,
-					k->out.len };
-				struct io_uring_sqe *e =
-				    io_uring_get_sqe(&l->ring);
-				io_uring_prep_send(e, k->fd, k->out.p,
-				    k->out.len, MSG_NOSIGNAL | MSG_DONTWAIT);
-				io_uring_sqe_set_data64(e, n++);
-			}
-		}
-		if (n == 0) {
-			if (next == l->n_writes)
-				break;
-			continue;
-		}
+		if (n == 0)
+			break;
 		int res[RING_ENTRIES];
 		ring_run(l, n, res);
 		/* In order: a link's failure may answer later connections. */
-		for (unsigned i = 0; i < n; i++)
+		for (unsigned i = 0; i < n; i++) {
 			ring_wrote(l, &w[i], res[i]);
+			/* What a full socket kept waits for EPOLLOUT. */
+			if (w[i].c == NULL && (res[i] == -EAGAIN ||
+			    (res[i] >= 0 && (size_t) res[i] < w[i].len)))
+				blocked[w[i].node] = true;
+		}
 	}
 	l->n_writes = 0;
 }

@@ -82,11 +82,37 @@ def wait_http(url, timeout=30):
 
 
 class Target:
-    """An endpoint to drive: ours or a peer's."""
+    """An endpoint to drive: ours or a peer's. pids: the processes that
+    serve it, when the bench started them (paused while others run)."""
 
-    def __init__(self, name, url):
+    def __init__(self, name, url, pids=()):
         self.name, self.url = name, url
         self.loaded = set()
+        self.pids = list(pids)
+
+
+class Alone:
+    """Pauses (SIGSTOP) the processes of every target but `t` for the
+    length of a measurement, so that neither side's leftover work (a
+    node's compaction, a peer's garbage collection) takes the shared
+    cores from the other; t=None pauses them all (the null server's
+    turn)."""
+
+    def __init__(self, targets, t):
+        self.pids = [pid for o in targets if o is not t for pid in o.pids]
+
+    def _signal(self, sig):
+        for pid in self.pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+
+    def __enter__(self):
+        self._signal(signal.SIGSTOP)
+
+    def __exit__(self, *exc):
+        self._signal(signal.SIGCONT)
 
 
 def kvload(args, url, extra, json_out=None, check=True):
@@ -170,7 +196,7 @@ def start_dynalite(args):
                          stdout=log, stderr=subprocess.STDOUT)
     args.procs.append(p)
     wait_http("http://127.0.0.1:%d/" % port)
-    return Target("dynalite", "http://127.0.0.1:%d" % port)
+    return Target("dynalite", "http://127.0.0.1:%d" % port, [p.pid])
 
 
 def start_null(args):
@@ -186,7 +212,7 @@ def start_cluster(args, settings, name):
     c = Cluster(settings=settings)
     args.clusters.append(c)
     c.start()
-    return Target(name, c.endpoint)
+    return Target(name, c.endpoint, [p.p.pid for p in c.procs()])
 
 
 def median(xs):
@@ -265,14 +291,18 @@ def bench(args, names):
         for n in names:
             order = targets if r % 2 == 0 else list(reversed(targets))
             if n == "get" and null is not None:
-                ceil.append(kvload(args, null, [
-                    "--workload", "get", "--no-check", "--connections",
-                    str(args.connections), "--duration",
-                    str(args.seconds)], check=False)["totals"]["ok_per_s"])
+                with Alone(targets, None):
+                    ceil.append(kvload(args, null, [
+                        "--workload", "get", "--no-check",
+                        "--connections", str(args.connections),
+                        "--duration", str(args.seconds)],
+                        check=False)["totals"]["ok_per_s"])
                 print("  round %d %-12s %-9s %9.0f ops/s" % (
                     r + 1, "get", "null", ceil[-1]), flush=True)
             for t in order:
-                res = run_workload(args, t, n, args.seconds)
+                ensure_loaded(args, t, WORKLOADS[n][1], WORKLOADS[n][0])
+                with Alone(targets, t):
+                    res = run_workload(args, t, n, args.seconds)
                 results[t.name][n].append(res)
                 if t is kv and (res["errors"] or res["wrong"] or
                                 res["failed"]):
@@ -291,10 +321,12 @@ def bench(args, names):
         if len(targets) > 1:
             extra["open_loop"] = {}
             for t in targets:
-                s = kvload(args, t.url, [
-                    "--table", "bench", "--workload", "get", "--keys",
-                    str(KEYS), "--rate", str(args.open_rate), "--duration",
-                    str(args.seconds), "--connections", "64"])
+                with Alone(targets, t):
+                    s = kvload(args, t.url, [
+                        "--table", "bench", "--workload", "get", "--keys",
+                        str(KEYS), "--rate", str(args.open_rate),
+                        "--duration", str(args.seconds), "--connections",
+                        "64"])
                 extra["open_loop"][t.name] = s["totals"]
     table = summarize(args, targets, names, results, extra)
     os.makedirs(os.path.dirname(args.json), exist_ok=True)

@@ -241,9 +241,11 @@ class Cluster:
             self.nodes.append(Proc(
                 "node%d" % i,
                 [self._bin("node/kv-node"), "--config", self.config,
-                 "--index", str(i)],
+                 "--index", str(i)] +
+                os.environ.get("KV_NODE_ARGS", "").split(),
                 os.path.join(self.dir, "node%d.log" % i), self.dir))
-        # KV_ROUTER_ARGS: more kv-router arguments, e.g. "--no-ring".
+        # KV_ROUTER_ARGS, KV_NODE_ARGS: more arguments for kv-router
+        # ("--no-ring") and kv-node ("--sched-normal").
         self.router = Proc(
             "router0",
             [self._bin("router/kv-router"), "--config", self.config,

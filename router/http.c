@@ -21,7 +21,8 @@
  * (round_reads), and its writes, answers and node frames alike, in one
  * call after (round_writes), instead of a recv and a send each: on this
  * VM every system call is dear. Nothing is in flight between those
- * calls.
+ * calls. That part is http_ring.c; the types both files use are in
+ * http_int.h.
  *
  * Workers. Operations that make several node calls, wait, or refresh the
  * catalog (tables, Scan, batches, /metrics, a stale route, a node that
@@ -55,11 +56,9 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <liburing.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,132 +74,13 @@
 #include "errors.h"
 #include "http_parse.h"
 
-#define MAX_LOOPS 8
-#define WORKERS 16
-#define READ_CHUNK (64 * 1024)
-#define IDLE_SECONDS 120
-#define DRAIN_LIMIT (64u * 1024 * 1024) /* then a refused upload is cut */
-/* Answers a client may leave unread before its requests wait. */
-#define OUT_LIMIT (1024u * 1024)
-/* Frames a node link collects before it is written, mid-round. */
-#define LINK_BATCH 8
-/* Writes a round hands the kernel in one io_uring_enter (at most). */
-#define RING_ENTRIES 256
-/* Input held before reading stops (the largest request the parser takes). */
-#define IN_LIMIT (HTTP_MAX_BODY + HTTP_MAX_BODY / 4 + 2 * HTTP_MAX_HEAD)
-#define JSON_TYPE "application/x-amz-json-1.0"
-
-typedef struct loop loop;
-typedef struct hconn hconn;
-
-/* What a round's read through the ring left for the connection (round_reads). */
-typedef enum pre_read {
-	PRE_NONE,    /* nothing: conn_read / link_read read for themselves */
-	PRE_EMPTIED, /* bytes (or none) came, and the socket is empty */
-	PRE_MORE,    /* the buffer filled: there may be more */
-	PRE_EOF,     /* the peer closed */
-	PRE_ERROR,   /* the connection broke */
-} pre_read;
-
-typedef struct buf {
-	char *p;
-	size_t len, cap;
-} buf;
-
-/* A client connection (owned by its loop). */
-struct hconn {
-	hconn *prev, *next; /* the loop's connections */
-	loop *l;
-	int fd;            /* -1 once closed */
-	buf in, out;
-	size_t sent;       /* of out, already written */
-	http_req rq;       /* the request being parsed or served */
-	bool busy;         /* rq is being served */
-	bool closing;      /* close once out is written */
-	bool draining;     /* refused: discard input until the client closes */
-	bool read_more;    /* input left unread while busy */
-	bool eof;          /* the client will send no more (it may read) */
-	bool hup;          /* its FIN has arrived: read to the end */
-	bool freed;        /* on the loop's dead list */
-	bool queued;       /* on the loop's list of writes for the round */
-	pre_read pre;      /* this round's read, already in `in` */
-	size_t drained;
-	time_t active;
-};
-
-/* A single-item request waiting for its node's answer. */
-typedef struct call {
-	struct call *next;
-	hconn *c;
-	int64_t deadline_ms;
-	api_async s;
-} call;
-
-/* A loop's connection to one node. */
-typedef struct nlink {
-	int fd;            /* -1: not connected */
-	bool connecting;
-	unsigned queued;   /* frames in out */
-	buf out, in;
-	call *head, *tail; /* sent or queued, oldest first */
-	pre_read pre;      /* this round's read, already in `in` */
-} nlink;
-
-/* A request for the worker pool, and its answer. */
-typedef struct job {
-	struct job *next;
-	loop *l;
-	hconn *c;
-	bool metrics;      /* GET /metrics, else a POST for api_handle */
-	char *target, *auth, *body;
-	size_t len;
-	reply rp;
-} job;
-
-struct loop {
-	http *h;
-	int ep, efd;       /* epoll set; eventfd: done jobs, stop */
-	pthread_t th;
-	bool started;
-	hconn *conns;
-	hconn *dead;       /* closed this round; freed after its events */
-	nlink links[CONFIG_MAX_NODES];
-	pthread_mutex_t done_mu;
-	job *done;         /* answered by workers; guarded by done_mu */
-	time_t swept;
-	bool urgent;       /* a link has LINK_BATCH frames waiting */
-	char date[64];     /* the Date header, per second */
-	time_t date_at;
-	/*
-	 * The round's writes (round_writes): answers to clients and frames
-	 * to nodes go to the kernel together, in one io_uring_enter, instead
-	 * of a send each. Without a ring (io_uring refused), each is sent
-	 * at once.
-	 */
-	struct io_uring ring;
-	bool ring_ok;
-	hconn **writes;    /* connections with answers to write */
-	size_t n_writes, cap_writes;
-};
-
-struct http {
-	router *r;
-	int lfd;
-	atomic_bool stop;
-	int n_loops;
-	loop loops[MAX_LOOPS];
-	pthread_mutex_t pool_mu;
-	pthread_cond_t pool_cv;
-	job *queue, *queue_tail; /* guarded by pool_mu */
-	pthread_t workers[WORKERS];
-	int n_workers;
-};
+#include "http_int.h"
 
 static atomic_uint_fast64_t request_seq;
 
 /* ---- buffers ---- */
 
-static bool
+bool
 buf_reserve(buf *b, size_t extra)
 {
 	if (b->cap - b->len >= extra)
@@ -226,7 +106,7 @@ buf_add(buf *b, const void *p, size_t n)
 	return true;
 }
 
-static void
+void
 buf_consume(buf *b, size_t n)
 {
 	memmove(b->p, b->p + n, b->len - n);
@@ -388,7 +268,7 @@ conn_drop(hconn *c)
 }
 
 /* Bytes of answers queued for c and not yet written. */
-static size_t
+size_t
 unsent(const hconn *c)
 {
 	return c->out.len - c->sent;
@@ -398,7 +278,7 @@ unsent(const hconn *c)
  * Takes the outcome of writing c->out: n bytes written, or -1 when the
  * connection broke. False: c is gone (dropped).
  */
-static bool
+bool
 conn_wrote(hconn *c, ssize_t n)
 {
 	if (n < 0) {
@@ -428,7 +308,7 @@ conn_wrote(hconn *c, ssize_t n)
 }
 
 /* Writes what it can of c->out now. False: c is gone (dropped). */
-static bool
+bool
 conn_flush_now(hconn *c)
 {
 	return conn_wrote(c, rpc_send_some(c->fd, c->out.p + c->sent,
@@ -786,7 +666,7 @@ link_connect(nlink *k, loop *l, uint32_t node)
  * Takes the outcome of writing k->out: n bytes written, or -1 when the
  * link broke. False: it broke (and its calls failed).
  */
-static bool
+bool
 link_wrote(nlink *k, loop *l, ssize_t n)
 {
 	k->queued = 0;
@@ -800,7 +680,7 @@ link_wrote(nlink *k, loop *l, ssize_t n)
 }
 
 /* Writes k's queued frames now. False: the link broke (already failed). */
-static bool
+bool
 link_flush(nlink *k, loop *l)
 {
 	if (k->fd < 0 || k->connecting)
@@ -1180,245 +1060,6 @@ conns_sweep(loop *l)
 		if (c->fd >= 0 && !c->busy && unsent(c) == 0 &&
 		    now - c->active > IDLE_SECONDS)
 			conn_drop(c);
-	}
-}
-
-/*
- * One write of a round handed to the ring: a client connection's answers
- * or a node link's frames, with the descriptor and length it was given,
- * so that an outcome is never applied to a socket opened since.
- */
-typedef struct ring_write {
-	hconn *c;       /* NULL: link `node` */
-	uint32_t node;
-	int fd;
-	size_t len;
-} ring_write;
-
-/*
- * Submits the n operations prepared on l's ring (their user data 0..n-1)
- * and waits for all of them: res[i] is operation i's result, bytes or
- * -errno. They are MSG_DONTWAIT, so the wait is short. A ring that will
- * not take them (anything but a passing refusal) ends the process: the
- * operations name buffers that cannot be taken back from the kernel, and
- * a router restarted is better than one that corrupts or hangs.
- */
-static void
-ring_run(loop *l, unsigned n, int *res)
-{
-	bool done[RING_ENTRIES] = { false };
-	unsigned got = 0;
-	int rv;
-	/*
-	 * Submit all first (a kernel without SUBMIT_ALL stops at a refused
-	 * one), then collect: they mostly complete during the submit, so
-	 * collecting takes no further system call.
-	 */
-	for (long tries = 0; io_uring_sq_ready(&l->ring) > 0; tries++) {
-		rv = io_uring_submit(&l->ring);
-		if ((rv < 0 && rv != -EINTR && rv != -EAGAIN && rv != -EBUSY) ||
-		    tries > 1000000) {
-			fprintf(stderr, "kv-router: io_uring_enter: %s\n",
-			    strerror(rv < 0 ? -rv : EBUSY));
-			abort();
-		}
-		if (rv <= 0)
-			sched_yield();
-	}
-	while (got < n) {
-		struct io_uring_cqe *cqe;
-		rv = io_uring_wait_cqe(&l->ring, &cqe);
-		if (rv == -EINTR || rv == -EAGAIN)
-			continue;
-		if (rv != 0) {
-			fprintf(stderr, "kv-router: io_uring_wait_cqe: %s\n",
-			    strerror(-rv));
-			abort();
-		}
-		uint64_t i = io_uring_cqe_get_data64(cqe);
-		if (i < n && !done[i]) {
-			res[i] = cqe->res;
-			done[i] = true;
-			got++;
-		}
-		io_uring_cqe_seen(&l->ring, cqe);
-	}
-}
-
-/* Applies the outcome res (bytes, or -errno) of write w. */
-static void
-ring_wrote(loop *l, const ring_write *w, int res)
-{
-	/* Would block: the rest goes when EPOLLOUT says there is room. */
-	ssize_t n = res >= 0 ? res : res == -EAGAIN ? 0 : -1;
-	if (w->c != NULL) {
-		hconn *c = w->c;
-		if (c->freed || c->fd != w->fd)
-			return; /* closed meanwhile */
-		/* A short write may have stopped short of a full socket. */
-		if (conn_wrote(c, n) && n > 0 && (size_t) n < w->len &&
-		    unsent(c) > 0)
-			conn_flush_now(c);
-		return;
-	}
-	nlink *k = &l->links[w->node];
-	if (k->fd != w->fd)
-		return; /* failed meanwhile */
-	if (link_wrote(k, l, n) && n > 0 && (size_t) n < w->len &&
-	    k->out.len > 0)
-		link_flush(k, l);
-}
-
-/*
- * Writes every node link's frames and the round's answers (connections
- * queued by conn_flush), RING_ENTRIES to an io_uring_enter, without
- * waiting on any socket (MSG_DONTWAIT: a full one says -EAGAIN, and
- * EPOLLOUT brings the rest). The frames go first, so that the nodes
- * start on them while the answers are delivered. Outcomes may queue
- * more (a broken link answers its calls, and an answer may start a
- * client's next request), so it goes on until nothing is left but what
- * a full socket holds back. On this machine's kind each system call
- * costs more than the work in it; one call for a round's dozens of
- * writes saves most of that.
- */
-static void
-round_writes(loop *l)
-{
-	size_t nodes = l->h->r->cfg.n_nodes, next = 0;
-	bool blocked[CONFIG_MAX_NODES] = { false };
-	ring_write w[RING_ENTRIES];
-
-	for (;;) {
-		unsigned n = 0;
-		for (uint32_t i = 0; i < nodes; i++) {
-			nlink *k = &l->links[i];
-			if (blocked[i] || k->fd < 0 || k->connecting ||
-			    k->out.len == 0)
-				continue;
-			w[n] = (ring_write) { NULL, i, k->fd, k->out.len };
-			struct io_uring_sqe *e = io_uring_get_sqe(&l->ring);
-			io_uring_prep_send(e, k->fd, k->out.p, k->out.len,
-			    MSG_NOSIGNAL | MSG_DONTWAIT);
-			io_uring_sqe_set_data64(e, n++);
-		}
-		while (next < l->n_writes && n < RING_ENTRIES) {
-			hconn *c = l->writes[next++];
-			c->queued = false;
-			if (c->freed || c->fd < 0)
-				continue;
-			if (unsent(c) == 0) {
-				conn_wrote(c, 0); /* closes if it is time */
-				continue;
-			}
-			w[n] = (ring_write) { c, 0, c->fd, unsent(c) };
-			struct io_uring_sqe *e = io_uring_get_sqe(&l->ring);
-			io_uring_prep_send(e, c->fd, c->out.p + c->sent,
-			    unsent(c), MSG_NOSIGNAL | MSG_DONTWAIT);
-			io_uring_sqe_set_data64(e, n++);
-		}
-		if (n == 0)
-			break;
-		int res[RING_ENTRIES];
-		ring_run(l, n, res);
-		/* In order: a link's failure may answer later connections. */
-		for (unsigned i = 0; i < n; i++) {
-			ring_wrote(l, &w[i], res[i]);
-			/* What a full socket kept waits for EPOLLOUT. */
-			if (w[i].c == NULL && (res[i] == -EAGAIN ||
-			    (res[i] >= 0 && (size_t) res[i] < w[i].len)))
-				blocked[w[i].node] = true;
-		}
-	}
-	l->n_writes = 0;
-}
-
-/*
- * epoll data: a client connection's pointer, or for the others a tag in
- * the low bits (pointers are aligned, so bit 0 is free).
- */
-#define TAG_LISTEN 3u
-#define TAG_EVENT 5u
-
-/* One read of a round handed to the ring (round_reads). */
-typedef struct ring_read {
-	hconn *c;       /* NULL: link k */
-	nlink *k;
-	int fd;
-	size_t space;   /* what the buffer had room for */
-} ring_read;
-
-/* The pre_read that result res (bytes, or -errno) of a read leaves. */
-static pre_read
-pre_of(int res, size_t space)
-{
-	return res > 0 ? ((size_t) res < space ? PRE_EMPTIED : PRE_MORE) :
-	    res == 0 ? PRE_EOF : res == -EAGAIN ? PRE_EMPTIED : PRE_ERROR;
-}
-
-/*
- * Reads what the round's events announce, on client connections and
- * node links, through the ring: one io_uring_enter for all of them
- * instead of a recv each (MSG_DONTWAIT: an empty socket says -EAGAIN).
- * Only bookkeeping follows, before any event is handled, since handling
- * one may move another's buffer: the bytes join `in`, and `pre` says
- * what the read found; conn_read and link_read go on from `pre` as from
- * a recv of their own. Whatever is skipped here (a draining connection,
- * a full buffer, a link still connecting, no memory) is read by them.
- */
-static void
-round_reads(loop *l, const struct epoll_event *evs, int n_evs)
-{
-	ring_read r[RING_ENTRIES];
-	int res[RING_ENTRIES];
-	int i = 0;
-
-	while (i < n_evs) {
-		unsigned n = 0;
-		for (; i < n_evs && n < RING_ENTRIES; i++) {
-			uint64_t tag = evs[i].data.u64;
-			if (tag == TAG_LISTEN || tag == TAG_EVENT ||
-			    !(evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP |
-			    EPOLLRDHUP)))
-				continue;
-			ring_read x = { 0 };
-			buf *b;
-			if (tag & 1u) {
-				x.k = &l->links[(uint32_t) (tag >> 32)];
-				if (x.k->fd < 0 || x.k->connecting ||
-				    x.k->pre != PRE_NONE)
-					continue;
-				b = &x.k->in;
-				x.fd = x.k->fd;
-			} else {
-				x.c = evs[i].data.ptr;
-				if (x.c->fd < 0 || x.c->draining || x.c->eof ||
-				    x.c->in.len > IN_LIMIT ||
-				    x.c->pre != PRE_NONE)
-					continue;
-				b = &x.c->in;
-				x.fd = x.c->fd;
-			}
-			if (!buf_reserve(b, READ_CHUNK))
-				continue;
-			x.space = b->cap - b->len;
-			r[n] = x;
-			struct io_uring_sqe *e = io_uring_get_sqe(&l->ring);
-			io_uring_prep_recv(e, x.fd, b->p + b->len, x.space,
-			    MSG_DONTWAIT);
-			io_uring_sqe_set_data64(e, n++);
-		}
-		if (n == 0)
-			continue;
-		ring_run(l, n, res);
-		for (unsigned j = 0; j < n; j++) {
-			buf *b = r[j].c != NULL ? &r[j].c->in : &r[j].k->in;
-			if (res[j] > 0)
-				b->len += (size_t) res[j];
-			if (r[j].c != NULL)
-				r[j].c->pre = pre_of(res[j], r[j].space);
-			else
-				r[j].k->pre = pre_of(res[j], r[j].space);
-		}
 	}
 }
 

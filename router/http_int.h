@@ -1,0 +1,179 @@
+/*
+ * http_int.h — what the router's HTTP server (http.c) shares with its
+ * io_uring rounds (http_ring.c): the loop's types and the functions that
+ * take the outcome of a read or a write. Private to those two files; the
+ * locking rule is http.c's (a loop's connections, links and calls belong
+ * to its thread alone).
+ */
+#ifndef KV_ROUTER_HTTP_INT_H
+#define KV_ROUTER_HTTP_INT_H
+
+#include <liburing.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "api_async.h"
+#include "http.h"
+#include "http_parse.h"
+
+#define MAX_LOOPS 8
+#define WORKERS 16
+#define READ_CHUNK (64 * 1024)
+#define IDLE_SECONDS 120
+#define DRAIN_LIMIT (64u * 1024 * 1024) /* then a refused upload is cut */
+/* Answers a client may leave unread before its requests wait. */
+#define OUT_LIMIT (1024u * 1024)
+/* Frames a node link collects before it is written, mid-round. */
+#define LINK_BATCH 8
+/* Writes a round hands the kernel in one io_uring_enter (at most). */
+#define RING_ENTRIES 256
+/* Input held before reading stops (the largest request the parser takes). */
+#define IN_LIMIT (HTTP_MAX_BODY + HTTP_MAX_BODY / 4 + 2 * HTTP_MAX_HEAD)
+#define JSON_TYPE "application/x-amz-json-1.0"
+
+typedef struct loop loop;
+typedef struct hconn hconn;
+
+/* What a round's read through the ring left for the connection (round_reads). */
+typedef enum pre_read {
+	PRE_NONE,    /* nothing: conn_read / link_read read for themselves */
+	PRE_EMPTIED, /* bytes (or none) came, and the socket is empty */
+	PRE_MORE,    /* the buffer filled: there may be more */
+	PRE_EOF,     /* the peer closed */
+	PRE_ERROR,   /* the connection broke */
+} pre_read;
+
+typedef struct buf {
+	char *p;
+	size_t len, cap;
+} buf;
+
+/* A client connection (owned by its loop). */
+struct hconn {
+	hconn *prev, *next; /* the loop's connections */
+	loop *l;
+	int fd;            /* -1 once closed */
+	buf in, out;
+	size_t sent;       /* of out, already written */
+	http_req rq;       /* the request being parsed or served */
+	bool busy;         /* rq is being served */
+	bool closing;      /* close once out is written */
+	bool draining;     /* refused: discard input until the client closes */
+	bool read_more;    /* input left unread while busy */
+	bool eof;          /* the client will send no more (it may read) */
+	bool hup;          /* its FIN has arrived: read to the end */
+	bool freed;        /* on the loop's dead list */
+	bool queued;       /* on the loop's list of writes for the round */
+	pre_read pre;      /* this round's read, already in `in` */
+	size_t drained;
+	time_t active;
+};
+
+/* A single-item request waiting for its node's answer. */
+typedef struct call {
+	struct call *next;
+	hconn *c;
+	int64_t deadline_ms;
+	api_async s;
+} call;
+
+/* A loop's connection to one node. */
+typedef struct nlink {
+	int fd;            /* -1: not connected */
+	bool connecting;
+	unsigned queued;   /* frames in out */
+	buf out, in;
+	call *head, *tail; /* sent or queued, oldest first */
+	pre_read pre;      /* this round's read, already in `in` */
+} nlink;
+
+/* A request for the worker pool, and its answer. */
+typedef struct job {
+	struct job *next;
+	loop *l;
+	hconn *c;
+	bool metrics;      /* GET /metrics, else a POST for api_handle */
+	char *target, *auth, *body;
+	size_t len;
+	reply rp;
+} job;
+
+struct loop {
+	http *h;
+	int ep, efd;       /* epoll set; eventfd: done jobs, stop */
+	pthread_t th;
+	bool started;
+	hconn *conns;
+	hconn *dead;       /* closed this round; freed after its events */
+	nlink links[CONFIG_MAX_NODES];
+	pthread_mutex_t done_mu;
+	job *done;         /* answered by workers; guarded by done_mu */
+	time_t swept;
+	bool urgent;       /* a link has LINK_BATCH frames waiting */
+	char date[64];     /* the Date header, per second */
+	time_t date_at;
+	/*
+	 * The round's writes (round_writes): answers to clients and frames
+	 * to nodes go to the kernel together, in one io_uring_enter, instead
+	 * of a send each. Without a ring (io_uring refused), each is sent
+	 * at once.
+	 */
+	struct io_uring ring;
+	bool ring_ok;
+	hconn **writes;    /* connections with answers to write */
+	size_t n_writes, cap_writes;
+};
+
+struct http {
+	router *r;
+	int lfd;
+	atomic_bool stop;
+	int n_loops;
+	loop loops[MAX_LOOPS];
+	pthread_mutex_t pool_mu;
+	pthread_cond_t pool_cv;
+	job *queue, *queue_tail; /* guarded by pool_mu */
+	pthread_t workers[WORKERS];
+	int n_workers;
+};
+
+/*
+ * epoll data: a client connection's pointer, or for the others a tag in
+ * the low bits (pointers are aligned, so bit 0 is free).
+ */
+#define TAG_LISTEN 3u
+#define TAG_EVENT 5u
+
+
+/* Buffers (http.c). */
+bool buf_reserve(buf *b, size_t extra);
+void buf_consume(buf *b, size_t n);
+
+/* Bytes of answers queued for c and not yet written. */
+size_t unsent(const hconn *c);
+
+/*
+ * conn_wrote / link_wrote take the outcome of writing c->out or k->out: n
+ * bytes written, or -1 when the connection broke. False: it is gone (a
+ * connection dropped, a link failed with its calls).
+ */
+bool conn_wrote(hconn *c, ssize_t n);
+bool link_wrote(nlink *k, loop *l, ssize_t n);
+
+/* conn_flush_now / link_flush write what they can now (http.c). */
+bool conn_flush_now(hconn *c);
+bool link_flush(nlink *k, loop *l);
+
+/*
+ * A round through the ring (http_ring.c): round_reads before a round's
+ * events are handled, round_writes after. l->ring_ok must be set.
+ */
+void round_reads(loop *l, const struct epoll_event *evs, int n_evs);
+void round_writes(loop *l);
+
+#endif

@@ -2,9 +2,10 @@
  * admin.c — kv-admin, the cluster's operator tool: reads the cluster file
  * and talks to the nodes directly over the wire protocol.
  *
- *   kv-admin --config FILE status         nodes, tables, partitions (the
- *                                         catalog's epoch and the one the
- *                                         owner holds)
+ *   kv-admin --config FILE status         nodes and routers (one survey of
+ *                                         all of them), tables, partitions
+ *                                         (the catalog's epoch and the one
+ *                                         the owner holds)
  *   kv-admin --config FILE status --partitions [--once]
  *                                         per partition: consumed RCU/s
  *                                         and WCU/s, throttled requests/s,
@@ -14,6 +15,21 @@
  *   kv-admin --config FILE bump-epoch TABLE PART
  *                                         raise a partition's epoch (tests
  *                                         routers' stale-route handling)
+ *   kv-admin --config FILE feed-lag [--since V] [--raw]
+ *                                         how long the catalog feed's
+ *                                         changes after version V took to
+ *                                         reach the last router (and each
+ *                                         member): percentiles and a
+ *                                         histogram; --raw prints every
+ *                                         arrival instead
+ *   kv-admin --config FILE feed-fault drop N | disconnect MS
+ *                                         lose the catalog feed's next N
+ *                                         changes, or close it for MS ms
+ *                                         (tests the subscribers' gaps)
+ *
+ * Members are asked with one survey (proto/survey.h): each answers within
+ * SURVEY_DEADLINE_MS or is listed as DOWN with the reason (not reachable,
+ * no answer by the deadline, no survey address).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,10 +38,71 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "feed.h"
 #include "metrics.h"
 #include "rpc.h"
+#include "survey.h"
 
 #define TIMEOUT_MS 5000 /* generous: a loaded node is slow, not gone */
+/* A member that has not connected by then is not reachable. */
+#define SURVEY_CONNECT_MS 500
+/* Generous too: a node under load answers late, but it answers. */
+#define SURVEY_DEADLINE_MS 2000
+
+/* Every member of the cluster: nodes first, then routers. */
+typedef struct members {
+	surveyor *sv;
+	survey_target t[CONFIG_MAX_NODES + CONFIG_MAX_ROUTERS];
+	char urls[CONFIG_MAX_NODES + CONFIG_MAX_ROUTERS][300];
+	size_t n;
+} members;
+
+static kv_err
+members_open(const config *cfg, members *m)
+{
+	memset(m, 0, sizeof(*m));
+	for (size_t i = 0; i < cfg->n_nodes + cfg->n_routers; i++) {
+		bool node = i < cfg->n_nodes;
+		size_t k = node ? i : i - cfg->n_nodes;
+		const char *base = node ? cfg->nodes[k].bus :
+		    cfg->routers[k].bus;
+		m->t[i].kind = node ? MEMBER_NODE : MEMBER_ROUTER;
+		m->t[i].index = (uint32_t) k;
+		if (base[0] != '\0' && config_bus_url(base, CONFIG_BUS_SURVEY,
+		    m->urls[i], sizeof(m->urls[i])) == KV_OK)
+			m->t[i].url = m->urls[i];
+		m->n++;
+	}
+	return surveyor_open(m->t, m->n, &m->sv);
+}
+
+/* One survey of every member; results[i] for m->t[i]. */
+static void
+members_ask(members *m, uint32_t what, arena *a, survey_result *results)
+{
+	if (surveyor_ask(m->sv, what, SURVEY_CONNECT_MS, SURVEY_DEADLINE_MS,
+	    a, results) != KV_OK)
+		for (size_t i = 0; i < m->n; i++)
+			results[i].outcome = SURVEY_SILENT;
+}
+
+static const char *
+ago(int64_t started_ms, char *buf, size_t len)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	int64_t s = ((int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000 -
+	    started_ms) / 1000;
+	if (s < 0)
+		s = 0;
+	if (s < 120)
+		snprintf(buf, len, "%llds", (long long) s);
+	else if (s < 7200)
+		snprintf(buf, len, "%lldm", (long long) s / 60);
+	else
+		snprintf(buf, len, "%lldh", (long long) s / 3600);
+	return buf;
+}
 
 static const char *
 status_name(table_status s)
@@ -36,22 +113,51 @@ status_name(table_status s)
 }
 
 static int
-status(config *cfg, rpc_client **nodes)
+status(config *cfg, rpc_client **nodes, members *mb)
 {
 	arena a;
-	rpc_response stats[CONFIG_MAX_NODES];
-	bool up[CONFIG_MAX_NODES];
+	survey_result res[CONFIG_MAX_NODES + CONFIG_MAX_ROUTERS];
 	int rc = 0;
+	char up_for[32];
 
 	arena_init(&a);
+	members_ask(mb, SURVEY_STATS, &a, res);
 	printf("nodes:\n");
 	for (size_t i = 0; i < cfg->n_nodes; i++) {
-		rpc_request req = { .op = RPC_STATS };
-		up[i] = rpc_call(nodes[i], &req, &a, &stats[i], TIMEOUT_MS) ==
-		    KV_OK && stats[i].code == KV_OK;
-		printf("  %zu  %-32s %-8s %s%s\n", i, cfg->nodes[i].url,
-		    up[i] ? "up" : "DOWN", cfg->nodes[i].data,
+		const survey_result *r = &res[i];
+		bool up = r->outcome == SURVEY_ANSWERED;
+		printf("  %zu  %-32s %-8s %s%s", i, cfg->nodes[i].url,
+		    up ? "up" : "DOWN", cfg->nodes[i].data,
 		    i == 0 ? "  (catalog)" : "");
+		if (up)
+			printf("  catalog=%llu pid=%lld up=%s\n",
+			    (unsigned long long) r->m.catalog_version,
+			    (long long) r->m.pid,
+			    ago(r->m.started_ms, up_for, sizeof(up_for)));
+		else
+			printf("  (%s)\n", survey_outcome_name(r->outcome));
+	}
+	printf("routers:\n");
+	if (cfg->n_routers == 0)
+		printf("  (none in the cluster file)\n");
+	for (size_t i = 0; i < cfg->n_routers; i++) {
+		const survey_result *r = &res[cfg->n_nodes + i];
+		char hp[160];
+		config_host_port(cfg->routers[i].host, cfg->routers[i].port, hp,
+		    sizeof(hp));
+		bool up = r->outcome == SURVEY_ANSWERED;
+		printf("  %zu  %-32s %-8s", i, hp, up ? "up" :
+		    r->outcome == SURVEY_NO_ADDRESS ? "?" : "DOWN");
+		if (up)
+			printf(" catalog=%llu pid=%lld up=%s connections=%u "
+			    "requests=%llu\n",
+			    (unsigned long long) r->m.catalog_version,
+			    (long long) r->m.pid,
+			    ago(r->m.started_ms, up_for, sizeof(up_for)),
+			    r->m.connections,
+			    (unsigned long long) r->m.requests);
+		else
+			printf(" (%s)\n", survey_outcome_name(r->outcome));
 	}
 	rpc_request req = { .op = RPC_CATALOG_GET };
 	rpc_response resp;
@@ -78,21 +184,22 @@ status(config *cfg, rpc_client **nodes)
 		for (size_t p = 0; p < tb->n_parts; p++) {
 			const partition *pp = &tb->parts[p];
 			char items[32] = "?", bytes[32] = "?", ne[32] = "?";
-			if (pp->node < cfg->n_nodes && up[pp->node]) {
-				rpc_response *s = &stats[pp->node];
-				for (size_t k = 0; k < s->n_stats; k++) {
-					if (s->stats[k].table_id != tb->id ||
-					    s->stats[k].part != pp->id)
+			if (pp->node < cfg->n_nodes &&
+			    res[pp->node].outcome == SURVEY_ANSWERED) {
+				const member *m = &res[pp->node].m;
+				for (size_t k = 0; k < m->n_stats; k++) {
+					if (m->stats[k].table_id != tb->id ||
+					    m->stats[k].part != pp->id)
 						continue;
 					snprintf(items, sizeof(items), "%llu",
 					    (unsigned long long)
-					    s->stats[k].items);
+					    m->stats[k].items);
 					snprintf(bytes, sizeof(bytes), "%llu",
 					    (unsigned long long)
-					    s->stats[k].bytes);
+					    m->stats[k].bytes);
 					snprintf(ne, sizeof(ne), "%llu",
 					    (unsigned long long)
-					    s->stats[k].epoch);
+					    m->stats[k].epoch);
 				}
 			}
 			printf("    %-5u %016llx-%016llx  %-5u %-6llu %-6s "
@@ -109,12 +216,11 @@ out:
 
 /* ---- status --partitions ---- */
 
-/* One sample of every node's partition counters. */
+/* One sample of every node's partition counters (one survey). */
 typedef struct sample {
 	arena a;
 	double t; /* seconds, monotonic */
-	rpc_response stats[CONFIG_MAX_NODES];
-	bool up[CONFIG_MAX_NODES];
+	survey_result res[CONFIG_MAX_NODES + CONFIG_MAX_ROUTERS];
 	catalog *cat; /* owned; NULL when node 0 is down */
 } sample;
 
@@ -127,7 +233,7 @@ mono_s(void)
 }
 
 static void
-sample_take(config *cfg, rpc_client **nodes, sample *s)
+sample_take(rpc_client **nodes, members *mb, sample *s)
 {
 	arena_init(&s->a);
 	s->cat = NULL;
@@ -140,20 +246,13 @@ sample_take(config *cfg, rpc_client **nodes, sample *s)
 		cresp.cat = NULL;
 	}
 	wire_response_fini(&cresp);
-	for (size_t i = 0; i < cfg->n_nodes; i++) {
-		rpc_request req = { .op = RPC_STATS };
-		s->up[i] = rpc_call(nodes[i], &req, &s->a, &s->stats[i],
-		    TIMEOUT_MS) == KV_OK && s->stats[i].code == KV_OK;
-	}
+	members_ask(mb, SURVEY_STATS, &s->a, s->res);
 	s->t = mono_s();
 }
 
 static void
-sample_fini(sample *s, size_t n_nodes)
+sample_fini(sample *s)
 {
-	for (size_t i = 0; i < n_nodes; i++)
-		if (s->up[i])
-			wire_response_fini(&s->stats[i]);
 	catalog_free(s->cat);
 	arena_fini(&s->a);
 }
@@ -161,12 +260,12 @@ sample_fini(sample *s, size_t n_nodes)
 static const part_stats *
 find_stats(const sample *s, uint32_t node, uint32_t table_id, uint32_t part)
 {
-	if (!s->up[node])
+	if (s->res[node].outcome != SURVEY_ANSWERED)
 		return NULL;
-	const rpc_response *r = &s->stats[node];
-	for (size_t k = 0; k < r->n_stats; k++)
-		if (r->stats[k].table_id == table_id && r->stats[k].part == part)
-			return &r->stats[k];
+	const member *m = &s->res[node].m;
+	for (size_t k = 0; k < m->n_stats; k++)
+		if (m->stats[k].table_id == table_id && m->stats[k].part == part)
+			return &m->stats[k];
 	return NULL;
 }
 
@@ -232,24 +331,24 @@ print_partitions(const sample *prev, const sample *cur)
 }
 
 static int
-partitions(config *cfg, rpc_client **nodes, bool once)
+partitions(rpc_client **nodes, members *mb, bool once)
 {
 	sample s[2];
 	int i = 0;
-	sample_take(cfg, nodes, &s[0]);
+	sample_take(nodes, mb, &s[0]);
 	for (;;) {
 		sleep(1);
-		sample_take(cfg, nodes, &s[1 - i]);
+		sample_take(nodes, mb, &s[1 - i]);
 		if (!once)
 			printf("\033[H\033[2J");
 		print_partitions(&s[i], &s[1 - i]);
 		fflush(stdout);
-		sample_fini(&s[i], cfg->n_nodes);
+		sample_fini(&s[i]);
 		i = 1 - i;
 		if (once)
 			break;
 	}
-	sample_fini(&s[i], cfg->n_nodes);
+	sample_fini(&s[i]);
 	return 0;
 }
 
@@ -279,6 +378,196 @@ bump(rpc_client *catalog_node, const char *name, const char *part)
 	return rv == KV_OK ? 0 : 1;
 }
 
+/* ---- feed-lag ---- */
+
+static int
+by_u64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
+	return x < y ? -1 : x > y;
+}
+
+static double
+pct(const int64_t *v, size_t n, double p)
+{
+	if (n == 0)
+		return 0;
+	size_t i = (size_t) (p / 100.0 * (double) (n - 1) + 0.5);
+	return (double) v[i < n ? i : n - 1] / 1000.0;
+}
+
+static void
+print_dist(const char *what, int64_t *lags, size_t n)
+{
+	static const int64_t bounds[] = FEED_LAG_BOUNDS_US;
+	qsort(lags, n, sizeof(*lags), by_u64);
+	printf("%s: %zu changes", what, n);
+	if (n > 0)
+		printf(", p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, max %.3f ms",
+		    pct(lags, n, 50), pct(lags, n, 90), pct(lags, n, 99),
+		    (double) lags[n - 1] / 1000.0);
+	printf("\n");
+	if (n == 0)
+		return;
+	printf("  histogram:");
+	size_t k = 0;
+	for (size_t b = 0; b <= sizeof(bounds) / sizeof(bounds[0]); b++) {
+		size_t c = 0;
+		bool last = b == sizeof(bounds) / sizeof(bounds[0]);
+		while (k < n && (last || lags[k] <= bounds[b])) {
+			c++;
+			k++;
+		}
+		if (c == 0)
+			continue;
+		if (last)
+			printf(" >%gms:%zu", (double) bounds[b - 1] / 1000.0,
+			    c);
+		else
+			printf(" <=%gms:%zu", (double) bounds[b] / 1000.0, c);
+	}
+	printf("\n");
+}
+
+static int
+feed_lag(members *mb, uint64_t since, bool raw)
+{
+	arena a;
+	survey_result res[CONFIG_MAX_NODES + CONFIG_MAX_ROUTERS];
+	arena_init(&a);
+	members_ask(mb, SURVEY_ARRIVALS, &a, res);
+	if (raw) {
+		printf("# version published_us kind index applied_us\n");
+		for (size_t i = 0; i < mb->n; i++) {
+			const member *m = &res[i].m;
+			if (res[i].outcome != SURVEY_ANSWERED)
+				continue;
+			for (size_t k = 0; k < m->n_arrivals; k++)
+				if (m->arrivals[k].version > since)
+					printf("%llu %lld %s %u %lld\n",
+					    (unsigned long long)
+					    m->arrivals[k].version, (long long)
+					    m->arrivals[k].published_us,
+					    m->kind == MEMBER_NODE ? "node" :
+					    "router", m->index, (long long)
+					    m->arrivals[k].applied_us);
+		}
+		arena_fini(&a);
+		return 0;
+	}
+	/* Every version some member applied from the feed. */
+	uint64_t lo = UINT64_MAX, hi = 0;
+	size_t routers = 0;
+	for (size_t i = 0; i < mb->n; i++) {
+		if (res[i].outcome != SURVEY_ANSWERED)
+			continue;
+		routers += mb->t[i].kind == MEMBER_ROUTER;
+		for (size_t k = 0; k < res[i].m.n_arrivals; k++) {
+			uint64_t v = res[i].m.arrivals[k].version;
+			if (v <= since)
+				continue;
+			lo = v < lo ? v : lo;
+			hi = v > hi ? v : hi;
+		}
+	}
+	size_t span = hi >= lo ? (size_t) (hi - lo + 1) : 0;
+	int64_t *last = calloc(span + 1, sizeof(int64_t));
+	int64_t *each = calloc(span + 1, sizeof(int64_t));
+	if (last == NULL || each == NULL) {
+		free(last);
+		free(each);
+		arena_fini(&a);
+		return 1;
+	}
+	/* To the last router: versions every answering router applied. */
+	size_t n_last = 0, missed = 0;
+	for (uint64_t v = lo; span > 0 && v <= hi; v++) {
+		int64_t pub = 0, worst = 0;
+		size_t held = 0;
+		for (size_t i = 0; i < mb->n; i++) {
+			if (res[i].outcome != SURVEY_ANSWERED ||
+			    mb->t[i].kind != MEMBER_ROUTER)
+				continue;
+			const member *m = &res[i].m;
+			for (size_t k = 0; k < m->n_arrivals; k++) {
+				const feed_arrival *fa = &m->arrivals[k];
+				if (fa->version != v)
+					continue;
+				held++;
+				pub = fa->published_us;
+				if (fa->applied_us - pub > worst)
+					worst = fa->applied_us - pub;
+			}
+		}
+		if (held == 0)
+			continue; /* not a change any router saw */
+		if (held < routers) {
+			missed++;
+			continue;
+		}
+		last[n_last++] = worst;
+	}
+	if (span == 0)
+		printf("catalog feed: %zu router%s answered; no change after "
+		    "version %llu arrived from the feed\n", routers,
+		    routers == 1 ? "" : "s", (unsigned long long) since);
+	else
+		printf("catalog feed: %zu router%s answered; versions "
+		    "%llu..%llu\n", routers, routers == 1 ? "" : "s",
+		    (unsigned long long) lo, (unsigned long long) hi);
+	print_dist("to the last router", last, n_last);
+	if (missed > 0)
+		printf("  (%zu change%s reached some router by a fetch "
+		    "instead: a gap)\n", missed, missed == 1 ? "" : "s");
+	for (size_t i = 0; i < mb->n; i++) {
+		if (res[i].outcome != SURVEY_ANSWERED ||
+		    (mb->t[i].kind == MEMBER_NODE && mb->t[i].index == 0))
+			continue;
+		const member *m = &res[i].m;
+		size_t n = 0;
+		for (size_t k = 0; k < m->n_arrivals; k++)
+			if (m->arrivals[k].version > since)
+				each[n++] = m->arrivals[k].applied_us -
+				    m->arrivals[k].published_us;
+		char what[96];
+		snprintf(what, sizeof(what), "%s %u (gaps %llu, fetches %llu)",
+		    m->kind == MEMBER_NODE ? "node" : "router", m->index,
+		    (unsigned long long) m->feed_gaps,
+		    (unsigned long long) m->feed_fetches);
+		print_dist(what, each, n);
+	}
+	free(last);
+	free(each);
+	arena_fini(&a);
+	return 0;
+}
+
+static int
+feed_fault(rpc_client *catalog_node, const char *what, const char *n)
+{
+	arena a;
+	uint64_t v;
+	if (config_number(n, &v) != KV_OK || v > UINT32_MAX) {
+		fprintf(stderr, "kv-admin: feed-fault needs a number\n");
+		return 2;
+	}
+	rpc_request req = { .op = RPC_FEED_FAULT, .table_name = what,
+		.limit = (uint32_t) v };
+	rpc_response resp;
+	arena_init(&a);
+	kv_err rv = rpc_call(catalog_node, &req, &a, &resp, TIMEOUT_MS + 
+	    (int) (v < 60000 ? v : 60000));
+	if (rv == KV_OK)
+		rv = resp.code;
+	if (rv != KV_OK)
+		fprintf(stderr, "kv-admin: feed-fault failed: %s%s%s\n",
+		    kv_err_name(rv), resp.message != NULL ? ": " : "",
+		    resp.message != NULL ? resp.message : "");
+	wire_response_fini(&resp);
+	arena_fini(&a);
+	return rv == KV_OK ? 0 : 1;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -289,7 +578,9 @@ main(int argc, char **argv)
 
 	if (argc < 4 || strcmp(argv[1], "--config") != 0) {
 		fprintf(stderr, "usage: kv-admin --config FILE status "
-		    "[--partitions [--once]] | bump-epoch TABLE PART\n");
+		    "[--partitions [--once]] | bump-epoch TABLE PART | "
+		    "feed-lag [--since V] [--raw] | feed-fault drop N | "
+		    "feed-fault disconnect MS\n");
 		return 2;
 	}
 	if (config_load(argv[2], &cfg, why, sizeof(why)) != KV_OK) {
@@ -302,16 +593,44 @@ main(int argc, char **argv)
 			    cfg.nodes[i].url);
 			return 1;
 		}
-	if (strcmp(argv[3], "status") == 0 && argc == 4)
-		rc = status(&cfg, nodes);
-	else if (strcmp(argv[3], "status") == 0 &&
-	    strcmp(argv[4], "--partitions") == 0 && (argc == 5 ||
-	    (argc == 6 && strcmp(argv[5], "--once") == 0)))
-		rc = partitions(&cfg, nodes, argc == 6);
-	else if (strcmp(argv[3], "bump-epoch") == 0 && argc == 6)
+	bool lag = strcmp(argv[3], "feed-lag") == 0;
+	bool surveys = strcmp(argv[3], "status") == 0 || lag;
+	members mb = { 0 };
+	if (surveys && members_open(&cfg, &mb) != KV_OK) {
+		fprintf(stderr, "kv-admin: cannot survey the cluster (a bad "
+		    "address in %s?)\n", argv[2]);
+		rc = 1;
+	} else if (surveys && !lag && argc == 4)
+		rc = status(&cfg, nodes, &mb);
+	else if (surveys && !lag && strcmp(argv[4], "--partitions") == 0 &&
+	    (argc == 5 || (argc == 6 && strcmp(argv[5], "--once") == 0)))
+		rc = partitions(nodes, &mb, argc == 6);
+	else if (lag) {
+		uint64_t since = 0;
+		bool raw = false;
+		rc = 0;
+		for (int i = 4; i < argc && rc == 0; i++) {
+			if (strcmp(argv[i], "--raw") == 0)
+				raw = true;
+			else if (strcmp(argv[i], "--since") == 0 &&
+			    i + 1 < argc &&
+			    config_number(argv[i + 1], &since) == KV_OK)
+				i++;
+			else
+				rc = 2;
+		}
+		if (rc == 0)
+			rc = feed_lag(&mb, since, raw);
+		else
+			fprintf(stderr, "kv-admin: feed-lag [--since V] "
+			    "[--raw]\n");
+	} else if (strcmp(argv[3], "bump-epoch") == 0 && argc == 6)
 		rc = bump(nodes[0], argv[4], argv[5]);
+	else if (strcmp(argv[3], "feed-fault") == 0 && argc == 6)
+		rc = feed_fault(nodes[0], argv[4], argv[5]);
 	else
 		fprintf(stderr, "kv-admin: unknown command %s\n", argv[3]);
+	surveyor_close(mb.sv);
 	for (size_t i = 0; i < cfg.n_nodes; i++)
 		rpc_client_close(nodes[i]);
 	return rc;

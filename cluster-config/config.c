@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,19 +29,91 @@ next_word(char **p)
 	return w;
 }
 
-/* Splits "host:port" into host[0..hostlen) and *port (1..65535). */
+/*
+ * Splits "host:port" or "[v6host]:port" into host[0..hostlen) (without
+ * brackets) and *port (1..65535).
+ */
 static kv_err
 host_port(const char *s, char *host, size_t hostlen, int *port)
 {
 	const char *colon = strrchr(s, ':');
+	const char *h = s, *hend = colon;
 	uint64_t v;
-	if (colon == NULL || colon == s || (size_t) (colon - s) >= hostlen ||
+	if (colon == NULL || colon == s)
+		return KV_EINVAL;
+	if (s[0] == '[') {
+		if (colon[-1] != ']' || colon - s < 3)
+			return KV_EINVAL;
+		h = s + 1;
+		hend = colon - 1;
+	} else if (memchr(s, ':', (size_t) (colon - s)) != NULL) {
+		return KV_EINVAL; /* IPv6 needs its brackets */
+	}
+	if ((size_t) (hend - h) >= hostlen ||
 	    config_number(colon + 1, &v) != KV_OK || v == 0 || v > 65535)
 		return KV_EINVAL;
-	memcpy(host, s, (size_t) (colon - s));
-	host[colon - s] = '\0';
+	memcpy(host, h, (size_t) (hend - h));
+	host[hend - h] = '\0';
 	*port = (int) v;
 	return KV_OK;
+}
+
+void
+config_host_port(const char *host, int port, char *out, size_t outlen)
+{
+	bool v6 = strchr(host, ':') != NULL;
+	snprintf(out, outlen, "%s%s%s:%d", v6 ? "[" : "", host, v6 ? "]" : "",
+	    port);
+}
+
+kv_err
+config_bus_url(const char *base, config_bus which, char *out, size_t outlen)
+{
+	static const char *const suffix[] = { ".peer", ".survey", ".feed" };
+	int n;
+	if (strncmp(base, "ipc://", 6) == 0 && base[6] != '\0') {
+		n = snprintf(out, outlen, "%s%s", base, suffix[which]);
+	} else if (strncmp(base, "tcp://", 6) == 0) {
+		char host[128];
+		int port;
+		if (host_port(base + 6, host, sizeof(host), &port) != KV_OK ||
+		    port + (int) which > 65535)
+			return KV_EINVAL;
+		char hp[160];
+		config_host_port(host, port + (int) which, hp, sizeof(hp));
+		n = snprintf(out, outlen, "tcp://%s", hp);
+	} else {
+		return KV_EINVAL;
+	}
+	return n < 0 || (size_t) n >= outlen ? KV_EINVAL : KV_OK;
+}
+
+/* A node's default bus base: its URL, one port up for TCP. */
+static kv_err
+default_bus(const char *url, char *out, size_t outlen)
+{
+	if (strncmp(url, "ipc://", 6) == 0) {
+		if (strlen(url) >= outlen)
+			return KV_EINVAL;
+		strcpy(out, url);
+		return KV_OK;
+	}
+	return config_bus_url(url, CONFIG_BUS_SURVEY, out, outlen);
+}
+
+/* Takes "bus=URL" into out; false when w is not such a word. */
+static bool
+bus_word(const char *w, char *out, size_t outlen, bool *bad)
+{
+	if (w == NULL || strncmp(w, "bus=", 4) != 0)
+		return false;
+	char probe[300];
+	if (strlen(w + 4) >= outlen || config_bus_url(w + 4, CONFIG_BUS_FEED,
+	    probe, sizeof(probe)) != KV_OK)
+		*bad = true;
+	else
+		strcpy(out, w + 4);
+	return true;
 }
 
 kv_err
@@ -55,6 +128,82 @@ config_number(const char *s, uint64_t *out)
 		return KV_EINVAL;
 	*out = v;
 	return KV_OK;
+}
+
+/* Every address the cluster binds, with whose it is, for check_addresses. */
+typedef struct use {
+	char url[300];
+	char who[64];
+} use;
+
+static void
+add_use(use *u, size_t *n, const char *url, const char *fmt, unsigned i,
+    const char *what)
+{
+	snprintf(u[*n].url, sizeof(u[*n].url), "%s", url);
+	snprintf(u[*n].who, sizeof(u[*n].who), fmt, i, what);
+	(*n)++;
+}
+
+/* Two uses of one address (say, a default bus port that is another
+ * node's port) would fail at start, or worse: refuse the file now. */
+static kv_err
+check_addresses(const config *c, const char *path, char *why, size_t whylen)
+{
+	size_t cap = c->n_nodes * 4 + c->n_routers * 2, n = 0;
+	use *u = calloc(cap, sizeof(*u));
+	char url[300];
+	if (u == NULL) {
+		snprintf(why, whylen, "%s: out of memory", path);
+		return KV_ENOMEM;
+	}
+	for (size_t i = 0; i < c->n_nodes; i++) {
+		const config_node *nd = &c->nodes[i];
+		add_use(u, &n, nd->url, "node %u's %s", (unsigned) i,
+		    "requests");
+		for (int w = CONFIG_BUS_PEER; w <= CONFIG_BUS_FEED; w++) {
+			if (w == CONFIG_BUS_FEED && i != 0)
+				continue;
+			config_bus_url(nd->bus, (config_bus) w, url,
+			    sizeof(url));
+			add_use(u, &n, url, "node %u's %s", (unsigned) i,
+			    w == CONFIG_BUS_PEER ? "peer messages" :
+			    w == CONFIG_BUS_SURVEY ? "surveys" :
+			    "catalog feed");
+		}
+	}
+	for (size_t i = 0; i < c->n_routers; i++) {
+		char hp[160];
+		config_host_port(c->routers[i].host, c->routers[i].port, hp,
+		    sizeof(hp));
+		snprintf(url, sizeof(url), "tcp://%s", hp);
+		/* Routers may share their HTTP address with each other. */
+		bool shared = false;
+		for (size_t k = 0; k < n; k++)
+			shared |= strcmp(u[k].url, url) == 0 &&
+			    strncmp(u[k].who, "router", 6) == 0;
+		if (!shared)
+			add_use(u, &n, url, "router %u's %s", (unsigned) i,
+			    "HTTP");
+		if (c->routers[i].bus[0] == '\0')
+			continue;
+		config_bus_url(c->routers[i].bus, CONFIG_BUS_SURVEY, url,
+		    sizeof(url));
+		add_use(u, &n, url, "router %u's %s", (unsigned) i,
+		    "surveys");
+	}
+	kv_err rv = KV_OK;
+	for (size_t i = 0; i < n && rv == KV_OK; i++)
+		for (size_t k = i + 1; k < n && rv == KV_OK; k++)
+			if (strcmp(u[i].url, u[k].url) == 0) {
+				snprintf(why, whylen, "%s: %s is both %s and "
+				    "%s (give one of them another address, "
+				    "or bus=URL)", path, u[i].url, u[i].who,
+				    u[k].who);
+				rv = KV_EINVAL;
+			}
+	free(u);
+	return rv;
 }
 
 kv_err
@@ -84,6 +233,8 @@ config_load(const char *path, config *c, char *why, size_t whylen)
 		char *a = next_word(&p);
 		char *b = a != NULL ? next_word(&p) : NULL;
 		char *extra = b != NULL ? next_word(&p) : NULL;
+		char *extra2 = extra != NULL ? next_word(&p) : NULL;
+		bool bad = false;
 		if (strcmp(key, "partitions") == 0 && a != NULL && b == NULL) {
 			long n = strtol(a, NULL, 10);
 			if (n < 1 || n > 4096)
@@ -104,24 +255,43 @@ config_load(const char *path, config *c, char *why, size_t whylen)
 			else
 				c->burst_seconds = (uint32_t) v;
 		} else if (strcmp(key, "node") == 0 && b != NULL &&
-		    (extra == NULL || next_word(&p) == NULL)) {
+		    (extra2 == NULL || next_word(&p) == NULL)) {
+			if (c->n_nodes == CONFIG_MAX_NODES)
+				goto bad;
 			config_node *nd = &c->nodes[c->n_nodes];
-			if (c->n_nodes == CONFIG_MAX_NODES ||
-			    strlen(a) >= sizeof(nd->url) ||
-			    strlen(b) >= sizeof(nd->data) ||
-			    (extra != NULL && host_port(extra, nd->metrics_host,
-			    sizeof(nd->metrics_host), &nd->metrics_port) !=
-			    KV_OK))
+			if (strlen(a) >= sizeof(nd->url) ||
+			    strlen(b) >= sizeof(nd->data))
 				goto bad;
 			strcpy(nd->url, a);
 			strcpy(nd->data, b);
+			if (default_bus(a, nd->bus, sizeof(nd->bus)) != KV_OK)
+				goto bad;
+			char *opt[2] = { extra, extra2 };
+			bool had_metrics = false, had_bus = false;
+			for (int k = 0; k < 2 && opt[k] != NULL; k++) {
+				if (bus_word(opt[k], nd->bus, sizeof(nd->bus),
+				    &bad)) {
+					bad |= had_bus;
+					had_bus = true;
+				} else if (had_metrics || host_port(opt[k],
+				    nd->metrics_host, sizeof(nd->metrics_host),
+				    &nd->metrics_port) != KV_OK) {
+					bad = true;
+				} else {
+					had_metrics = true;
+				}
+			}
+			if (bad)
+				goto bad;
 			c->n_nodes++;
 		} else if (strcmp(key, "router") == 0 && a != NULL &&
-		    b == NULL) {
+		    extra == NULL) {
+			if (c->n_routers == CONFIG_MAX_ROUTERS)
+				goto bad;
 			config_router *r = &c->routers[c->n_routers];
-			if (c->n_routers == CONFIG_MAX_ROUTERS ||
-			    host_port(a, r->host, sizeof(r->host), &r->port) !=
-			    KV_OK)
+			if (host_port(a, r->host, sizeof(r->host), &r->port) !=
+			    KV_OK || (b != NULL && (!bus_word(b, r->bus,
+			    sizeof(r->bus), &bad) || bad)))
 				goto bad;
 			c->n_routers++;
 		} else {
@@ -139,5 +309,7 @@ bad:
 		snprintf(why, whylen, "%s: no node lines", path);
 		rv = KV_EINVAL;
 	}
+	if (rv == KV_OK)
+		rv = check_addresses(c, path, why, whylen);
 	return rv;
 }

@@ -8,11 +8,25 @@
  *   partition-wcu 1000                write ceiling of one partition (WCU/s)
  *   burst-seconds 300                 unused capacity kept as burst credit
  *   node  ipc://.kv/run/node0.ipc  .kv/data/node0  [127.0.0.1:9100]
- *                                     (URL, data folder, and optionally
- *                                     where it serves GET /metrics)
- *   router 127.0.0.1:8000             (HTTP listen address)
+ *         [bus=URL]                   (URL of its request server, data
+ *                                     folder, and optionally where it
+ *                                     serves GET /metrics and the base of
+ *                                     its nng addresses, see below)
+ *   router 127.0.0.1:8000 [bus=URL]   (HTTP listen address, and where it
+ *                                     answers surveys)
  *
  * Nodes are numbered in file order from 0; node 0 hosts the catalog.
+ * Routers are numbered in file order from 0 too; several may share one
+ * HTTP address (the port is opened with SO_REUSEPORT). An address may be
+ * IPv6 in brackets: router [::1]:8000, tcp://[::1]:7000.
+ *
+ * The cluster's nng traffic (proto/bus.h) uses addresses derived from a
+ * base URL, config_bus_url: ipc://P gives ipc://P.peer, ipc://P.survey
+ * and ipc://P.feed; tcp://H:N gives ports N, N+1 and N+2 of H. A node's
+ * base defaults to its own URL, with the port moved up by one for TCP
+ * (tcp://H:7000 serves requests on 7000 and nng on 7001-7003); a router
+ * has nng addresses only if its line gives bus=. Two uses of one address
+ * are an error.
  * Relative paths are relative to the folder the processes run in (./kv runs
  * them from the repository root). The same file is read by ./kv (bash).
  */
@@ -32,12 +46,21 @@ typedef struct config_node {
 	char data[512];
 	char metrics_host[128]; /* "" when the node serves no /metrics */
 	int metrics_port;
+	char bus[256];          /* base of its nng addresses */
 } config_node;
 
 typedef struct config_router {
-	char host[128];
+	char host[128]; /* an IPv6 address without its brackets */
 	int port;
+	char bus[256];  /* base of its nng addresses; "": none */
 } config_router;
+
+/* The nng addresses derived from a bus base (config_bus_url). */
+typedef enum config_bus {
+	CONFIG_BUS_PEER = 0,   /* a node's node-to-node messages (peer.h) */
+	CONFIG_BUS_SURVEY = 1, /* surveys, on nodes and routers (survey.h) */
+	CONFIG_BUS_FEED = 2,   /* the catalog feed, on node 0 (feed.h) */
+} config_bus;
 
 #define CONFIG_PARTITION_RCU 3000 /* DynamoDB's per-partition ceilings */
 #define CONFIG_PARTITION_WCU 1000
@@ -59,6 +82,20 @@ typedef struct config {
  * why[0..whylen) when it is malformed.
  */
 kv_err config_load(const char *path, config *c, char *why, size_t whylen);
+
+/*
+ * config_bus_url writes the address `which` of the bus base `base` into
+ * out[0..outlen) (see the file format above). KV_OK, or KV_EINVAL when
+ * base is empty or not ipc:// or tcp://HOST:PORT, or out is too small.
+ */
+kv_err config_bus_url(const char *base, config_bus which, char *out,
+    size_t outlen);
+
+/*
+ * config_host_port writes "host:port" into out, with brackets around an
+ * IPv6 host ("[::1]:8000"), as URLs and the health answer show it.
+ */
+void config_host_port(const char *host, int port, char *out, size_t outlen);
 
 /*
  * config_number reads a decimal integer (digits only) into *out; KV_EINVAL

@@ -108,3 +108,133 @@ table_split_even(table *t, size_t n, uint32_t first_node, uint32_t n_nodes)
 	t->n_parts = n;
 	return KV_OK;
 }
+
+static char *
+dup_or_null(const char *s, bool *failed)
+{
+	if (s == NULL)
+		return NULL;
+	char *d = strdup(s);
+	if (d == NULL)
+		*failed = true;
+	return d;
+}
+
+kv_err
+table_copy(const table *t, table *out)
+{
+	bool failed = false;
+
+	*out = *t;
+	out->name = dup_or_null(t->name, &failed);
+	out->uuid = dup_or_null(t->uuid, &failed);
+	out->hash.name = dup_or_null(t->hash.name, &failed);
+	out->range.name = dup_or_null(t->range.name, &failed);
+	out->attr_defs = NULL;
+	out->n_attr_defs = 0;
+	out->parts = NULL;
+	out->n_parts = 0;
+	if (!failed && t->n_attr_defs > 0) {
+		out->attr_defs = calloc(t->n_attr_defs, sizeof(key_def));
+		failed = out->attr_defs == NULL;
+		for (size_t i = 0; !failed && i < t->n_attr_defs; i++) {
+			out->attr_defs[i].type = t->attr_defs[i].type;
+			out->attr_defs[i].name = dup_or_null(
+			    t->attr_defs[i].name, &failed);
+			out->n_attr_defs = i + 1;
+		}
+	}
+	if (!failed && t->n_parts > 0) {
+		out->parts = malloc(t->n_parts * sizeof(partition));
+		failed = out->parts == NULL;
+		if (!failed) {
+			memcpy(out->parts, t->parts,
+			    t->n_parts * sizeof(partition));
+			out->n_parts = t->n_parts;
+		}
+	}
+	if (failed) {
+		table_fini(out);
+		return KV_ENOMEM;
+	}
+	return KV_OK;
+}
+
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp(((const table *) a)->name, ((const table *) b)->name);
+}
+
+static bool
+has_id(const uint32_t *ids, size_t n, uint32_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
+static bool
+upserted(const table *ups, size_t n, uint32_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ups[i].id == id)
+			return true;
+	return false;
+}
+
+kv_err
+catalog_apply(const catalog *base, const table *ups, size_t n_ups,
+    const uint32_t *gone, size_t n_gone, uint64_t version,
+    uint32_t next_table_id, catalog **out)
+{
+	size_t n_base = base != NULL ? base->n_tables : 0;
+	catalog *c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return KV_ENOMEM;
+	c->version = version;
+	c->next_table_id = next_table_id;
+	if (n_base + n_ups > 0) {
+		c->tables = calloc(n_base + n_ups, sizeof(table));
+		if (c->tables == NULL) {
+			free(c);
+			return KV_ENOMEM;
+		}
+	}
+	kv_err rv = KV_OK;
+	for (size_t i = 0; i < n_base && rv == KV_OK; i++) {
+		const table *t = &base->tables[i];
+		if (has_id(gone, n_gone, t->id) || upserted(ups, n_ups, t->id))
+			continue;
+		if ((rv = table_copy(t, &c->tables[c->n_tables])) == KV_OK)
+			c->n_tables++;
+	}
+	for (size_t i = 0; i < n_ups && rv == KV_OK; i++) {
+		if (has_id(gone, n_gone, ups[i].id))
+			continue;
+		if ((rv = table_copy(&ups[i], &c->tables[c->n_tables])) ==
+		    KV_OK)
+			c->n_tables++;
+	}
+	if (rv == KV_OK && c->n_tables > 1) {
+		qsort(c->tables, c->n_tables, sizeof(table), by_name);
+		for (size_t i = 1; i < c->n_tables; i++)
+			if (strcmp(c->tables[i - 1].name, c->tables[i].name) ==
+			    0)
+				rv = KV_CORRUPT;
+	}
+	if (rv != KV_OK) {
+		catalog_free(c);
+		return rv;
+	}
+	*out = c;
+	return KV_OK;
+}
+
+kv_err
+catalog_clone(const catalog *c, catalog **out)
+{
+	return catalog_apply(c, NULL, 0, NULL, 0, c->version,
+	    c->next_table_id, out);
+}

@@ -104,6 +104,28 @@ void table_fini(table *t);
 void catalog_free(catalog *c);
 
 /*
+ * table_copy makes *out a deep copy of t (free with table_fini). Returns
+ * KV_OK or KV_ENOMEM, with *out zeroed on failure.
+ */
+kv_err table_copy(const table *t, table *out);
+
+/*
+ * catalog_apply returns in *out an owned catalog (free with
+ * catalog_free()) made of base's tables, less those whose id is in
+ * gone[0..n_gone) or in ups, plus copies of ups[0..n_ups) (a table that
+ * is new or changed), sorted by name, with the given version and
+ * next_table_id. base may be NULL (no tables). Borrows everything.
+ * Returns KV_OK, KV_ENOMEM, or KV_CORRUPT when the result would hold two
+ * tables of one name (a change that does not fit base).
+ */
+kv_err catalog_apply(const catalog *base, const table *ups, size_t n_ups,
+    const uint32_t *gone, size_t n_gone, uint64_t version,
+    uint32_t next_table_id, catalog **out);
+
+/* catalog_clone: catalog_apply with no change, keeping c's version. */
+kv_err catalog_clone(const catalog *c, catalog **out);
+
+/*
  * table_split_even fills t->parts with n partitions of equal hash ranges,
  * assigned round-robin to nodes first_node, first_node + 1, ... modulo
  * n_nodes, all at epoch 1. Returns KV_OK or KV_ENOMEM.

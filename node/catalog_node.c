@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cluster.h"
+#include "feed.h"
 #include "node.h"
 
 #define CATALOG_KEY_LEN 5
@@ -38,35 +40,14 @@ struct catalog_state {
 	size_t n_resend;
 	bool stop;
 	pthread_t worker;
+	feed_pub *pub; /* the catalog feed; NULL without a bus address */
 };
 
-static kv_err
-clone(const catalog *c, catalog **out)
-{
-	uint8_t *buf;
-	size_t len;
-	kv_err rv = wire_pack_catalog(c, &buf, &len);
-	if (rv != KV_OK)
-		return rv;
-	rv = wire_unpack_catalog(buf, len, out);
-	free(buf);
-	return rv;
-}
-
-static kv_err
-table_clone(const table *t, table *out)
-{
-	uint8_t *buf;
-	size_t len;
-	kv_err rv = wire_pack_table(t, &buf, &len);
-	if (rv != KV_OK)
-		return rv;
-	rv = wire_unpack_table(buf, len, out);
-	free(buf);
-	return rv;
-}
-
-/* Writes c as the durable catalog and makes it current. Needs mu. */
+/*
+ * Writes c as the durable catalog, makes it current and publishes the
+ * change on the feed (under mu, so changes go out in version order).
+ * Needs mu.
+ */
 static kv_err
 publish_locked(node *n, catalog *c)
 {
@@ -87,10 +68,44 @@ publish_locked(node *n, catalog *c)
 	free(buf);
 	if (rv != KV_OK)
 		return rv;
-	catalog_free(n->cat->cat);
+	catalog *old = n->cat->cat;
 	n->cat->cat = c;
+	if (n->cat->pub != NULL)
+		feed_pub_change(n->cat->pub, old, c);
+	catalog_free(old);
 	pthread_cond_broadcast(&n->cat->cv);
 	return KV_OK;
+}
+
+uint64_t
+catalog_node_version(node *n)
+{
+	pthread_mutex_lock(&n->cat->mu);
+	uint64_t v = n->cat->cat->version;
+	pthread_mutex_unlock(&n->cat->mu);
+	return v;
+}
+
+void
+catalog_node_fault(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp)
+{
+	if (n->cat == NULL || req->table_name == NULL) {
+		resp->code = KV_PROTO;
+		return;
+	}
+	if (n->cat->pub == NULL) {
+		resp->code = KV_UNAVAILABLE;
+		resp->message = "this catalog node publishes no feed";
+	} else if (strcmp(req->table_name, "drop") == 0) {
+		feed_pub_drop(n->cat->pub, req->limit);
+		resp->code = KV_OK;
+	} else if (strcmp(req->table_name, "disconnect") == 0) {
+		resp->code = feed_pub_disconnect(n->cat->pub, req->limit);
+	} else {
+		resp->code = KV_EINVAL;
+		resp->message = "unknown feed fault (drop, disconnect)";
+	}
 }
 
 static table *
@@ -133,7 +148,7 @@ copy_out(const table *t, rpc_response *resp)
 	table *copy = malloc(sizeof(*copy));
 	if (copy == NULL)
 		return KV_ENOMEM;
-	kv_err rv = table_clone(t, copy);
+	kv_err rv = table_copy(t, copy);
 	if (rv != KV_OK) {
 		free(copy);
 		return rv;
@@ -151,7 +166,7 @@ catalog_node_get(node *n, const rpc_request *req, arena *a,
 		return;
 	}
 	pthread_mutex_lock(&n->cat->mu);
-	resp->code = clone(n->cat->cat, &resp->cat);
+	resp->code = catalog_clone(n->cat->cat, &resp->cat);
 	pthread_mutex_unlock(&n->cat->mu);
 }
 
@@ -173,7 +188,7 @@ catalog_node_create(node *n, const rpc_request *req, arena *a,
 		resp->code = KV_TABLE_EXISTS;
 		goto out;
 	}
-	if ((resp->code = clone(n->cat->cat, &c)) != KV_OK)
+	if ((resp->code = catalog_clone(n->cat->cat, &c)) != KV_OK)
 		goto out;
 	table *grown = realloc(c->tables, (c->n_tables + 1) * sizeof(table));
 	if (grown == NULL) {
@@ -189,7 +204,7 @@ catalog_node_create(node *n, const rpc_request *req, arena *a,
 	    (c->n_tables - at) * sizeof(table));
 	c->n_tables++;
 	table *t = &c->tables[at];
-	if ((resp->code = table_clone(want, t)) != KV_OK) {
+	if ((resp->code = table_copy(want, t)) != KV_OK) {
 		memmove(&c->tables[at], &c->tables[at + 1],
 		    (--c->n_tables - at) * sizeof(table));
 		goto out;
@@ -261,7 +276,7 @@ catalog_node_delete(node *n, const rpc_request *req, arena *a,
 	}
 	pthread_mutex_lock(&n->cat->mu);
 	if (find_active_locked(n, req->table_name, resp) == NULL ||
-	    (resp->code = clone(n->cat->cat, &c)) != KV_OK)
+	    (resp->code = catalog_clone(n->cat->cat, &c)) != KV_OK)
 		goto out;
 	table *t = find_mut(c, req->table_name);
 	t->status = TABLE_DELETING;
@@ -336,7 +351,7 @@ catalog_node_update(node *n, const rpc_request *req, arena *a,
 		resp->message = arena_dup(a, msg, strlen(msg));
 		goto out;
 	}
-	if ((resp->code = clone(n->cat->cat, &c)) != KV_OK)
+	if ((resp->code = catalog_clone(n->cat->cat, &c)) != KV_OK)
 		goto out;
 	table *t = find_mut(c, want->name);
 	if (t->billing != want->billing)
@@ -391,7 +406,7 @@ catalog_node_bump(node *n, const rpc_request *req, arena *a,
 		resp->code = KV_NO_TABLE;
 		goto out;
 	}
-	if ((resp->code = clone(n->cat->cat, &c)) != KV_OK)
+	if ((resp->code = catalog_clone(n->cat->cat, &c)) != KV_OK)
 		goto out;
 	table *t = find_mut(c, req->table_name);
 	resp->code = KV_EINVAL;
@@ -434,9 +449,8 @@ tell(node *n, uint32_t i, rpc_op op, const table *t)
 		node_dispatch(n, &req, &a, &resp);
 		rv = resp.code;
 	} else {
-		rpc_client *c = node_peer(n, i);
-		rv = c == NULL ? KV_UNAVAILABLE :
-		    rpc_call(c, &req, &a, &resp, RPC_DEFAULT_TIMEOUT_MS);
+		/* Over the node-to-node seam (both verbs are idempotent). */
+		rv = cluster_tell(n, i, &req, &a, &resp);
 		if (rv == KV_OK)
 			rv = resp.code;
 		wire_response_fini(&resp);
@@ -483,7 +497,7 @@ static kv_err
 advance_locked(node *n, uint32_t id, table_status from)
 {
 	catalog *c;
-	kv_err rv = clone(n->cat->cat, &c);
+	kv_err rv = catalog_clone(n->cat->cat, &c);
 	if (rv != KV_OK)
 		return rv;
 	for (size_t i = 0; i < c->n_tables; i++) {
@@ -517,7 +531,7 @@ work_once(node *n, bool resend_all)
 	bool failed = false;
 
 	pthread_mutex_lock(&n->cat->mu);
-	kv_err rv = clone(n->cat->cat, &snap);
+	kv_err rv = catalog_clone(n->cat->cat, &snap);
 	uint32_t *resend = n->cat->resend;
 	size_t n_resend = n->cat->n_resend;
 	n->cat->resend = NULL;
@@ -633,9 +647,19 @@ catalog_node_open(node *n)
 		free(cs);
 		return rv;
 	}
+	char url[300];
+	if (n->cfg.nodes[0].bus[0] != '\0' &&
+	    ((rv = config_bus_url(n->cfg.nodes[0].bus, CONFIG_BUS_FEED, url,
+	    sizeof(url))) != KV_OK ||
+	    (rv = feed_pub_open(url, cs->cat->version, &cs->pub)) != KV_OK)) {
+		catalog_free(cs->cat);
+		free(cs);
+		return rv;
+	}
 	n->cat = cs;
 	if (pthread_create(&cs->worker, NULL, worker, n) != 0) {
 		n->cat = NULL;
+		feed_pub_close(cs->pub);
 		catalog_free(cs->cat);
 		free(cs);
 		return KV_ENOMEM;
@@ -654,6 +678,7 @@ catalog_node_close(node *n)
 	pthread_cond_broadcast(&cs->cv);
 	pthread_mutex_unlock(&cs->mu);
 	pthread_join(cs->worker, NULL);
+	feed_pub_close(cs->pub);
 	catalog_free(cs->cat);
 	free(cs->resend);
 	pthread_mutex_destroy(&cs->mu);

@@ -13,8 +13,10 @@ typedef struct node node;
 
 /*
  * catalog_node_open loads the catalog from n's store (an empty one on first
- * start) and starts the worker. Returns KV_OK, KV_IO, KV_CORRUPT or
- * KV_ENOMEM. Call once, before serving requests.
+ * start), opens its feed (proto/feed.h) on node 0's bus address, when the
+ * cluster file gives one, and starts the worker. Returns KV_OK, KV_IO
+ * (also: the feed's address cannot be bound), KV_CORRUPT or KV_ENOMEM.
+ * Call once, before serving requests.
  */
 kv_err catalog_node_open(node *n);
 
@@ -47,5 +49,17 @@ void catalog_node_bump(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);
 void catalog_node_update(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);
+
+/*
+ * catalog_node_fault (RPC_FEED_FAULT): req->table_name "drop" loses the
+ * next req->limit changes on the feed, "disconnect" closes the feed for
+ * req->limit ms (feed.h); for tests and chaos experiments. KV_EINVAL for
+ * another name, KV_UNAVAILABLE without a feed.
+ */
+void catalog_node_fault(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
+
+/* catalog_node_version: the current catalog's version. Node 0 only. */
+uint64_t catalog_node_version(node *n);
 
 #endif

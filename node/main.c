@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "catalog_node.h"
+#include "cluster.h"
 #include "metrics_http.h"
 #include "node.h"
 #include "server.h"
@@ -141,6 +142,9 @@ main(int argc, char **argv)
 		n.cfg.burst_seconds = (uint32_t) v;
 	}
 	n.index = (uint32_t) index;
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	n.started_ms = (int64_t) now.tv_sec * 1000 + now.tv_nsec / 1000000;
 	pthread_mutex_init(&n.peers_mu, NULL);
 	part_map_init(&n.parts);
 	signal(SIGPIPE, SIG_IGN);
@@ -187,6 +191,11 @@ main(int argc, char **argv)
 	}
 	if (server_open(&n, me->url, &srv) != KV_OK)
 		goto out;
+	if ((rv = cluster_open(&n)) != KV_OK) {
+		fprintf(stderr, "kv-node: cannot join the cluster's messaging "
+		    "(%s)\n", kv_err_name(rv));
+		goto out;
+	}
 	if (me->metrics_host[0] != '\0' && metrics_http_open(&n,
 	    me->metrics_host, me->metrics_port, &mh) != KV_OK) {
 		fprintf(stderr, "kv-node: cannot serve /metrics on %s:%d\n",
@@ -206,8 +215,10 @@ main(int argc, char **argv)
 	status = 0;
 out:
 	metrics_http_close(mh);
+	cluster_stop(&n);
 	server_close(srv);
 	catalog_node_close(&n);
+	cluster_close(&n);
 	/* No request runs now: the counters go to the records, with the
 	 * marker that lets the next start trust them (part.h). */
 	if (loaded && (rv = part_map_save(&n.parts, n.st)) != KV_OK)

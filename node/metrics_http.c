@@ -13,6 +13,7 @@
 
 #include <microhttpd.h>
 
+#include "cluster.h"
 #include "metrics.h"
 #include "node.h"
 
@@ -41,6 +42,7 @@ render(node *n, size_t *len)
 		    "owns.\n# TYPE kv_node_partitions gauge\n"
 		    "kv_node_partitions{node=\"%u\"} %zu\n", n->index, src.n);
 		metrics_write_parts(f, &src, 1, NULL, NULL);
+		cluster_write_health(n, f);
 		fclose(f);
 	}
 	wire_response_fini(&resp);

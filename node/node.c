@@ -59,6 +59,7 @@ node_dispatch_run(node *n, const rpc_request *req, arena *a,
 	case RPC_BUMP_EPOCH: fn = catalog_node_bump; break;
 	case RPC_UPDATE_TABLE: fn = catalog_node_update; break;
 	case RPC_MULTI: fn = multi_serve; break;
+	case RPC_FEED_FAULT: fn = catalog_node_fault; break;
 	}
 	if (fn == NULL) {
 		resp->code = KV_PROTO;

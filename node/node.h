@@ -29,6 +29,7 @@
 #define RECORD_HEADER 4
 
 typedef struct catalog_state catalog_state;
+typedef struct cluster_state cluster_state;
 
 typedef struct node {
 	uint32_t index; /* position in the cluster file */
@@ -38,7 +39,9 @@ typedef struct node {
 	pthread_mutex_t peers_mu; /* guards peers[] (opened lazily) */
 	rpc_client *peers[CONFIG_MAX_NODES];
 	catalog_state *cat; /* node 0 only, else NULL */
+	cluster_state *cl;  /* the nng side: cluster.h */
 	bool capacity_off;  /* --no-capacity: never throttle (to measure) */
+	int64_t started_ms; /* Unix time the process started */
 } node;
 
 /*

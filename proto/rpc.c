@@ -82,12 +82,20 @@ rpc_parse_url(const char *url, struct sockaddr_storage *sa, socklen_t *len)
 	if (strncmp(url, "tcp://", 6) == 0) {
 		char host[256];
 		const char *hp = url + 6, *colon = strrchr(hp, ':');
-		if (colon == NULL || colon == hp ||
-		    (size_t) (colon - hp) >= sizeof(host))
+		const char *hend = colon;
+		if (colon == NULL || colon == hp)
 			return KV_EINVAL;
-		memcpy(host, hp, (size_t) (colon - hp));
-		host[colon - hp] = '\0';
-		struct addrinfo hints = { .ai_family = AF_INET,
+		if (hp[0] == '[') { /* tcp://[::1]:7000 */
+			if (colon[-1] != ']')
+				return KV_EINVAL;
+			hp++;
+			hend = colon - 1;
+		}
+		if (hend <= hp || (size_t) (hend - hp) >= sizeof(host))
+			return KV_EINVAL;
+		memcpy(host, hp, (size_t) (hend - hp));
+		host[hend - hp] = '\0';
+		struct addrinfo hints = { .ai_family = AF_UNSPEC,
 			.ai_socktype = SOCK_STREAM }, *ai;
 		if (getaddrinfo(host, colon + 1, &hints, &ai) != 0)
 			return KV_EINVAL;

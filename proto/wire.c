@@ -11,17 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv.pb-c.h"
+#include "wire_int.h"
 
-/* Table -> protobuf. Borrows t; pb points into t and into keys/parts. */
-typedef struct pb_table_buf {
-	Kv__Table t;
-	Kv__KeyDef hash, range;
-	Kv__KeyDef *defs;
-	Kv__KeyDef **defp;
-	Kv__Partition *parts;
-	Kv__Partition **partp;
-} pb_table_buf;
 
 static void
 keydef_to_pb(const key_def *k, Kv__KeyDef *pb)
@@ -31,8 +22,8 @@ keydef_to_pb(const key_def *k, Kv__KeyDef *pb)
 	pb->type = (uint32_t) k->type;
 }
 
-static kv_err
-table_to_pb(const table *t, pb_table_buf *b)
+kv_err
+wire_table_to_pb(const table *t, pb_table_buf *b)
 {
 	memset(b, 0, sizeof(*b));
 	kv__table__init(&b->t);
@@ -88,8 +79,8 @@ table_to_pb(const table *t, pb_table_buf *b)
 	return KV_OK;
 }
 
-static void
-table_buf_fini(pb_table_buf *b)
+void
+wire_table_buf_fini(pb_table_buf *b)
 {
 	free(b->defs);
 	free(b->defp);
@@ -110,8 +101,8 @@ keydef_from_pb(const Kv__KeyDef *pb, key_def *k)
 }
 
 /* Protobuf -> owned table. On failure *t is finalised. */
-static kv_err
-table_from_pb(const Kv__Table *pb, table *t)
+kv_err
+wire_table_from_pb(const Kv__Table *pb, table *t)
 {
 	kv_err rv;
 	memset(t, 0, sizeof(*t));
@@ -195,7 +186,7 @@ static void
 catalog_buf_fini(pb_catalog_buf *b)
 {
 	for (size_t i = 0; i < b->n; i++)
-		table_buf_fini(&b->tables[i]);
+		wire_table_buf_fini(&b->tables[i]);
 	free(b->tables);
 	free(b->tablep);
 }
@@ -215,7 +206,7 @@ catalog_to_pb(const catalog *c, pb_catalog_buf *b)
 		return KV_ENOMEM;
 	for (size_t i = 0; i < c->n_tables; i++) {
 		b->n = i + 1;
-		kv_err rv = table_to_pb(&c->tables[i], &b->tables[i]);
+		kv_err rv = wire_table_to_pb(&c->tables[i], &b->tables[i]);
 		if (rv != KV_OK)
 			return rv;
 		b->tablep[i] = &b->tables[i].t;
@@ -240,7 +231,7 @@ catalog_from_pb(const Kv__Catalog *pb, catalog **out)
 			return KV_ENOMEM;
 		}
 		for (size_t i = 0; i < pb->n_tables; i++) {
-			kv_err rv = table_from_pb(pb->tables[i], &c->tables[i]);
+			kv_err rv = wire_table_from_pb(pb->tables[i], &c->tables[i]);
 			if (rv != KV_OK) {
 				catalog_free(c);
 				return rv;
@@ -253,8 +244,8 @@ catalog_from_pb(const Kv__Catalog *pb, catalog **out)
 }
 
 /* Packs any message into owned bytes. */
-static kv_err
-pack(const ProtobufCMessage *m, uint8_t **out, size_t *len)
+kv_err
+wire_pack_pb(const ProtobufCMessage *m, uint8_t **out, size_t *len)
 {
 	size_t n = protobuf_c_message_get_packed_size(m);
 	uint8_t *buf = malloc(n > 0 ? n : 1);
@@ -266,8 +257,8 @@ pack(const ProtobufCMessage *m, uint8_t **out, size_t *len)
 	return KV_OK;
 }
 
-static const uint8_t *
-copy_bytes(arena *a, const ProtobufCBinaryData *d, size_t *len)
+const uint8_t *
+wire_copy_bytes(arena *a, const ProtobufCBinaryData *d, size_t *len)
 {
 	*len = d->len;
 	if (d->len == 0 || d->data == NULL) {
@@ -313,7 +304,7 @@ bytes_from_pb(arena *a, const ProtobufCBinaryData *pb, size_t n,
 	if (*p == NULL || *lens == NULL)
 		return KV_ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		(*p)[i] = copy_bytes(a, &pb[i], &(*lens)[i]);
+		(*p)[i] = wire_copy_bytes(a, &pb[i], &(*lens)[i]);
 		if ((*p)[i] == NULL && pb[i].len > 0)
 			return KV_ENOMEM;
 		if ((*p)[i] == NULL && !allow_empty)
@@ -335,6 +326,51 @@ subs_from_pb(arena *a, const ProtobufCBinaryData *pb, size_t n,
 	if (rv == KV_OK)
 		*count = n;
 	return rv;
+}
+
+void
+wire_stats_to_pb(const part_stats *s, Kv__PartStats *pb)
+{
+	kv__part_stats__init(pb);
+	pb->table_id = s->table_id;
+	pb->part = s->part;
+	pb->epoch = s->epoch;
+	pb->items = s->items;
+	pb->bytes = s->bytes;
+	pb->read_rate = s->read_rate;
+	pb->write_rate = s->write_rate;
+	pb->read_credit = s->read_credit;
+	pb->write_credit = s->write_credit;
+	pb->read_charged = s->read_charged;
+	pb->write_charged = s->write_charged;
+	pb->read_admitted = s->read_admitted;
+	pb->write_admitted = s->write_admitted;
+	pb->read_throttled = s->read_throttled;
+	pb->write_throttled = s->write_throttled;
+	pb->prov_rcu = s->prov_rcu;
+	pb->prov_wcu = s->prov_wcu;
+}
+
+void
+wire_stats_from_pb(const Kv__PartStats *pb, part_stats *s)
+{
+	s->table_id = pb->table_id;
+	s->part = pb->part;
+	s->epoch = pb->epoch;
+	s->items = pb->items;
+	s->bytes = pb->bytes;
+	s->read_rate = pb->read_rate;
+	s->write_rate = pb->write_rate;
+	s->read_credit = pb->read_credit;
+	s->write_credit = pb->write_credit;
+	s->read_charged = pb->read_charged;
+	s->write_charged = pb->write_charged;
+	s->read_admitted = pb->read_admitted;
+	s->write_admitted = pb->write_admitted;
+	s->read_throttled = pb->read_throttled;
+	s->write_throttled = pb->write_throttled;
+	s->prov_rcu = pb->prov_rcu;
+	s->prov_wcu = pb->prov_wcu;
 }
 
 kv_err
@@ -375,7 +411,7 @@ wire_pack_request(const rpc_request *r, uint8_t **out, size_t *len)
 	pb.node = r->node;
 	if (r->table != NULL) {
 		have_table = true;
-		if ((rv = table_to_pb(r->table, &tb)) != KV_OK)
+		if ((rv = wire_table_to_pb(r->table, &tb)) != KV_OK)
 			goto out;
 		pb.table = &tb.t;
 	}
@@ -384,11 +420,11 @@ wire_pack_request(const rpc_request *r, uint8_t **out, size_t *len)
 		goto out;
 	pb.n_subs = r->n_subs;
 	pb.subs = subs;
-	rv = pack(&pb.base, out, len);
+	rv = wire_pack_pb(&pb.base, out, len);
 out:
 	free(subs);
 	if (have_table)
-		table_buf_fini(&tb);
+		wire_table_buf_fini(&tb);
 	return rv;
 }
 
@@ -397,21 +433,19 @@ out:
  * come from the caller's arena, which outlives the unpacked message: no
  * malloc and free per field, and nothing to free afterwards.
  */
-static void *
-pb_arena_alloc(void *data, size_t n)
+void *
+wire_pb_arena_alloc(void *data, size_t n)
 {
 	return arena_alloc_raw(data, n > 0 ? n : 1);
 }
 
-static void
-pb_arena_free(void *data, void *p)
+void
+wire_pb_arena_free(void *data, void *p)
 {
 	(void) data;
 	(void) p;
 }
 
-#define PB_ARENA(a) { .alloc = pb_arena_alloc, .free = pb_arena_free, \
-	.allocator_data = (a) }
 
 kv_err
 wire_unpack_request(const uint8_t *buf, size_t len, arena *a,
@@ -428,14 +462,14 @@ wire_unpack_request(const uint8_t *buf, size_t len, arena *a,
 	r->table_id = pb->table_id;
 	r->part = pb->part;
 	r->epoch = pb->epoch;
-	r->key = copy_bytes(a, &pb->key, &r->key_len);
-	r->item = copy_bytes(a, &pb->item, &r->item_len);
-	r->condition = copy_bytes(a, &pb->condition, &r->condition_len);
-	r->update = copy_bytes(a, &pb->update, &r->update_len);
+	r->key = wire_copy_bytes(a, &pb->key, &r->key_len);
+	r->item = wire_copy_bytes(a, &pb->item, &r->item_len);
+	r->condition = wire_copy_bytes(a, &pb->condition, &r->condition_len);
+	r->update = wire_copy_bytes(a, &pb->update, &r->update_len);
 	r->return_on_failure = pb->return_on_failure;
-	r->range_lo = copy_bytes(a, &pb->range_lo, &r->range_lo_len);
+	r->range_lo = wire_copy_bytes(a, &pb->range_lo, &r->range_lo_len);
 	if (pb->has_hi) {
-		r->range_hi = copy_bytes(a, &pb->range_hi, &r->range_hi_len);
+		r->range_hi = wire_copy_bytes(a, &pb->range_hi, &r->range_hi_len);
 		if (r->range_hi == NULL)
 			r->range_hi = (const uint8_t *) ""; /* empty bound */
 	}
@@ -478,7 +512,7 @@ wire_unpack_request(const uint8_t *buf, size_t len, arena *a,
 			rv = KV_ENOMEM;
 			goto out;
 		}
-		if ((rv = table_from_pb(pb->table, t)) != KV_OK) {
+		if ((rv = wire_table_from_pb(pb->table, t)) != KV_OK) {
 			free(t);
 			goto out;
 		}
@@ -524,7 +558,7 @@ wire_pack_response(const rpc_response *r, uint8_t **out, size_t *len)
 	}
 	if (r->table != NULL) {
 		have_table = true;
-		if ((rv = table_to_pb(r->table, &tb)) != KV_OK)
+		if ((rv = wire_table_to_pb(r->table, &tb)) != KV_OK)
 			goto out;
 		pb.table = &tb.t;
 	}
@@ -536,24 +570,7 @@ wire_pack_response(const rpc_response *r, uint8_t **out, size_t *len)
 			goto out;
 		}
 		for (size_t i = 0; i < r->n_stats; i++) {
-			kv__part_stats__init(&stats[i]);
-			stats[i].table_id = r->stats[i].table_id;
-			stats[i].part = r->stats[i].part;
-			stats[i].epoch = r->stats[i].epoch;
-			stats[i].items = r->stats[i].items;
-			stats[i].bytes = r->stats[i].bytes;
-			stats[i].read_rate = r->stats[i].read_rate;
-			stats[i].write_rate = r->stats[i].write_rate;
-			stats[i].read_credit = r->stats[i].read_credit;
-			stats[i].write_credit = r->stats[i].write_credit;
-			stats[i].read_charged = r->stats[i].read_charged;
-			stats[i].write_charged = r->stats[i].write_charged;
-			stats[i].read_admitted = r->stats[i].read_admitted;
-			stats[i].write_admitted = r->stats[i].write_admitted;
-			stats[i].read_throttled = r->stats[i].read_throttled;
-			stats[i].write_throttled = r->stats[i].write_throttled;
-			stats[i].prov_rcu = r->stats[i].prov_rcu;
-			stats[i].prov_wcu = r->stats[i].prov_wcu;
+			wire_stats_to_pb(&r->stats[i], &stats[i]);
 			statp[i] = &stats[i];
 		}
 		pb.n_stats = r->n_stats;
@@ -575,14 +592,14 @@ wire_pack_response(const rpc_response *r, uint8_t **out, size_t *len)
 	pb.items = items;
 	pb.n_subs = r->n_subs;
 	pb.subs = subs;
-	rv = pack(&pb.base, out, len);
+	rv = wire_pack_pb(&pb.base, out, len);
 out:
 	free(items);
 	free(subs);
 	if (have_cat)
 		catalog_buf_fini(&cb);
 	if (have_table)
-		table_buf_fini(&tb);
+		wire_table_buf_fini(&tb);
 	free(stats);
 	free(statp);
 	return rv;
@@ -607,7 +624,7 @@ wire_unpack_response(const uint8_t *buf, size_t len, arena *a,
 	if (pb->message != NULL && pb->message[0] != '\0')
 		r->message = arena_dup(a, pb->message, strlen(pb->message));
 	r->found = pb->found;
-	r->item = copy_bytes(a, &pb->item, &r->item_len);
+	r->item = wire_copy_bytes(a, &pb->item, &r->item_len);
 	if (pb->item.len > 0 && r->item == NULL) {
 		rv = KV_ENOMEM;
 		goto out;
@@ -619,23 +636,7 @@ wire_unpack_response(const uint8_t *buf, size_t len, arena *a,
 			goto out;
 		}
 		for (size_t i = 0; i < pb->n_stats; i++) {
-			r->stats[i].table_id = pb->stats[i]->table_id;
-			r->stats[i].part = pb->stats[i]->part;
-			r->stats[i].epoch = pb->stats[i]->epoch;
-			r->stats[i].items = pb->stats[i]->items;
-			r->stats[i].bytes = pb->stats[i]->bytes;
-			r->stats[i].read_rate = pb->stats[i]->read_rate;
-			r->stats[i].write_rate = pb->stats[i]->write_rate;
-			r->stats[i].read_credit = pb->stats[i]->read_credit;
-			r->stats[i].write_credit = pb->stats[i]->write_credit;
-			r->stats[i].read_charged = pb->stats[i]->read_charged;
-			r->stats[i].write_charged = pb->stats[i]->write_charged;
-			r->stats[i].read_admitted = pb->stats[i]->read_admitted;
-			r->stats[i].write_admitted = pb->stats[i]->write_admitted;
-			r->stats[i].read_throttled = pb->stats[i]->read_throttled;
-			r->stats[i].write_throttled = pb->stats[i]->write_throttled;
-			r->stats[i].prov_rcu = pb->stats[i]->prov_rcu;
-			r->stats[i].prov_wcu = pb->stats[i]->prov_wcu;
+			wire_stats_from_pb(pb->stats[i], &r->stats[i]);
 		}
 		r->n_stats = pb->n_stats;
 	}
@@ -644,7 +645,7 @@ wire_unpack_response(const uint8_t *buf, size_t len, arena *a,
 	r->old_size = pb->old_size;
 	r->new_size = pb->new_size;
 	r->throttle = pb->throttle;
-	r->last_item = copy_bytes(a, &pb->last_item, &r->last_item_len);
+	r->last_item = wire_copy_bytes(a, &pb->last_item, &r->last_item_len);
 	if ((rv = bytes_from_pb(a, pb->items, pb->n_items, false, &r->items,
 	    &r->item_lens)) != KV_OK)
 		goto out;
@@ -661,7 +662,7 @@ wire_unpack_response(const uint8_t *buf, size_t len, arena *a,
 			rv = KV_ENOMEM;
 			goto out;
 		}
-		if ((rv = table_from_pb(pb->table, t)) != KV_OK) {
+		if ((rv = wire_table_from_pb(pb->table, t)) != KV_OK) {
 			free(t);
 			goto out;
 		}
@@ -691,7 +692,7 @@ wire_pack_catalog(const catalog *c, uint8_t **out, size_t *len)
 	pb_catalog_buf b;
 	kv_err rv = catalog_to_pb(c, &b);
 	if (rv == KV_OK)
-		rv = pack(&b.c.base, out, len);
+		rv = wire_pack_pb(&b.c.base, out, len);
 	catalog_buf_fini(&b);
 	return rv;
 }
@@ -711,10 +712,10 @@ kv_err
 wire_pack_table(const table *t, uint8_t **out, size_t *len)
 {
 	pb_table_buf b;
-	kv_err rv = table_to_pb(t, &b);
+	kv_err rv = wire_table_to_pb(t, &b);
 	if (rv == KV_OK)
-		rv = pack(&b.t.base, out, len);
-	table_buf_fini(&b);
+		rv = wire_pack_pb(&b.t.base, out, len);
+	wire_table_buf_fini(&b);
 	return rv;
 }
 
@@ -724,7 +725,7 @@ wire_unpack_table(const uint8_t *buf, size_t len, table *out)
 	Kv__Table *pb = kv__table__unpack(NULL, len, buf);
 	if (pb == NULL)
 		return KV_CORRUPT;
-	kv_err rv = table_from_pb(pb, out);
+	kv_err rv = wire_table_from_pb(pb, out);
 	kv__table__free_unpacked(pb, NULL);
 	return rv == KV_PROTO ? KV_CORRUPT : rv;
 }

@@ -35,6 +35,10 @@ typedef enum rpc_op {
 	RPC_BUMP_EPOCH = 16,  /* catalog node: raise a partition's epoch */
 	RPC_UPDATE_TABLE = 17, /* catalog node: change throughput or billing */
 	RPC_MULTI = 18,       /* several GET/PUT/DELETE in one message */
+	RPC_FEED_FAULT = 19,  /* catalog node: a fault on its catalog feed
+	                       * (table_name "drop": the next `limit`
+	                       * changes are lost; "disconnect": the feed
+	                       * closes for `limit` ms) */
 } rpc_op;
 
 /* The most requests one MULTI carries (a BatchGetItem's 100 keys). */

@@ -42,8 +42,10 @@ const char *api_op_name(size_t i);
 
 /*
  * ops_metrics fills *out with this router's Prometheus text: its answers
- * per operation and outcome, and every node's partition counters
- * (proto/metrics.h) with table names from the catalog. Thread-safe.
+ * per operation and outcome, how its catalog is kept current (with the
+ * catalog feed's propagation histogram), and every node's partition
+ * counters (proto/metrics.h) with table names from the catalog.
+ * Thread-safe.
  */
 void ops_metrics(router *r, reply *out);
 void ops_item_put(api_ctx *c, json_t *body, reply *out);

@@ -56,6 +56,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -233,6 +234,8 @@ conn_free(hconn *c)
 		close(c->fd);
 	c->fd = -1;
 	c->freed = true;
+	atomic_fetch_sub_explicit(&l->h->r->open_conns, 1,
+	    memory_order_relaxed);
 	c->next = l->dead;
 	l->dead = c;
 }
@@ -1035,6 +1038,8 @@ accept_all(loop *l)
 		c->l = l;
 		c->fd = fd;
 		c->active = time(NULL);
+		atomic_fetch_add_explicit(&l->h->r->open_conns, 1,
+		    memory_order_relaxed);
 		http_req_init(&c->rq);
 		c->next = l->conns;
 		if (l->conns != NULL)
@@ -1204,23 +1209,42 @@ loop_init(http *h, loop *l)
 	    epoll_ctl(l->ep, EPOLL_CTL_ADD, l->efd, &eev) == 0;
 }
 
+/*
+ * Listens on host (an IPv4 or IPv6 address, "::" for every address) and
+ * port. SO_REUSEPORT lets the cluster's other routers listen on the same
+ * address: the kernel spreads new connections over the listeners, and
+ * when one router dies the others take all of them.
+ */
 static int
 listen_on(const char *host, int port)
 {
-	struct sockaddr_in sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons((uint16_t) port);
-	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+	struct addrinfo hints = { .ai_family = AF_UNSPEC,
+		.ai_socktype = SOCK_STREAM,
+		.ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV };
+	struct addrinfo *ai;
+	char ps[16];
+	snprintf(ps, sizeof(ps), "%d", port);
+	if (strcmp(host, "localhost") == 0)
+		host = "127.0.0.1";
+	if (getaddrinfo(host, ps, &hints, &ai) != 0)
 		return -1;
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0);
-	if (fd < 0)
+	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		freeaddrinfo(ai);
 		return -1;
+	}
 	int one = 1;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) != 0 ||
-	    listen(fd, 1024) != 0) {
+	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+	if (ai->ai_family == AF_INET6)
+		/* "::" takes IPv4 too, as Linux does by default. */
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &(int) { 0 },
+		    sizeof(int));
+	int ok = bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
+	    listen(fd, 1024) == 0;
+	freeaddrinfo(ai);
+	if (!ok) {
 		close(fd);
 		return -1;
 	}

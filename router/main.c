@@ -4,6 +4,11 @@
  *
  *   kv-router --config FILE [--index I] [--port P] [--loops N] [--no-ring]
  *
+ * --index I: which of the cluster file's router lines this router is
+ * (default 0): its HTTP address and its survey address. Several routers
+ * may listen on one address (SO_REUSEPORT); the kernel spreads new
+ * connections over them.
+ *
  * --no-ring: each write to a client or a node is its own send, instead of
  * a round's writes going to the kernel together through io_uring.
  */
@@ -11,10 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "conn.h"
 #include "http.h"
+#include "member.h"
 #include "route.h"
 
 static volatile sig_atomic_t stopping;
@@ -66,6 +73,13 @@ main(int argc, char **argv)
 		return 1;
 	}
 	const char *host = "127.0.0.1";
+	if (index < 0 || (r.cfg.n_routers > 0 &&
+	    (size_t) index >= r.cfg.n_routers)) {
+		fprintf(stderr, "kv-router: no router %ld in %s\n", index,
+		    path);
+		return 1;
+	}
+	r.index = (uint32_t) index;
 	if ((size_t) index < r.cfg.n_routers) {
 		host = r.cfg.routers[index].host;
 		if (port == 0)
@@ -75,7 +89,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "kv-router: no port for router %ld\n", index);
 		return 1;
 	}
-	snprintf(r.listen, sizeof(r.listen), "%s:%ld", host, port);
+	config_host_port(host, (int) port, r.listen, sizeof(r.listen));
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	r.started_ms = (int64_t) now.tv_sec * 1000 + now.tv_nsec / 1000000;
 	r.call_timeout_ms = RPC_DEFAULT_TIMEOUT_MS;
 	r.no_ring = no_ring;
 	signal(SIGPIPE, SIG_IGN);
@@ -86,8 +103,14 @@ main(int argc, char **argv)
 		fprintf(stderr, "kv-router: cannot open node connections\n");
 		goto out;
 	}
-	if (route_open(&r) != KV_OK)
+	if (route_open(&r) != KV_OK) {
+		fprintf(stderr, "kv-router: cannot follow the catalog feed\n");
 		goto out;
+	}
+	if (member_open(&r) != KV_OK) {
+		fprintf(stderr, "kv-router: cannot answer surveys\n");
+		goto out;
+	}
 	if (http_open(&r, host, (int) port, (int) loops, &h) != KV_OK) {
 		fprintf(stderr, "kv-router: cannot listen on %s\n", r.listen);
 		goto out;
@@ -101,6 +124,7 @@ main(int argc, char **argv)
 	status = 0;
 out:
 	http_close(h);
+	member_close();
 	route_close(&r);
 	conn_close(&r);
 	return status;

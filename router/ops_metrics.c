@@ -8,11 +8,13 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "api.h"
 #include "conn.h"
 #include "metrics.h"
+#include "feed.h"
 #include "route.h"
 
 typedef struct names {
@@ -62,6 +64,69 @@ counters(FILE *f, router *r)
 	}
 }
 
+/* How this router's catalog is kept current (route.h). */
+static void
+catalog_feed(FILE *f, router *r)
+{
+	route_counts rc;
+	route_feed_counts(&rc);
+	fprintf(f, "# HELP kv_router_catalog_version The catalog version "
+	    "this router holds.\n# TYPE kv_router_catalog_version gauge\n"
+	    "kv_router_catalog_version %llu\n",
+	    (unsigned long long) route_version(r));
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} fams[] = {
+		{ "kv_router_catalog_feed_changes_total", "Catalog changes "
+		    "applied from the catalog feed.",
+		    offsetof(route_counts, feed_changes) },
+		{ "kv_router_catalog_feed_gaps_total", "Gaps in the feed's "
+		    "sequence (a lost change, a reconnect, a heartbeat ahead).",
+		    offsetof(route_counts, feed_gaps) },
+		{ "kv_router_catalog_feed_fetches_total", "Whole catalogs the "
+		    "feed fetched (at start, after a gap or a silence).",
+		    offsetof(route_counts, feed_fetches) },
+		{ "kv_router_catalog_demand_fetches_total", "Whole catalogs "
+		    "fetched on demand (DescribeTable, ListTables, an unknown "
+		    "table, a stale route).",
+		    offsetof(route_counts, demand_fetches) },
+	};
+	for (size_t k = 0; k < sizeof(fams) / sizeof(fams[0]); k++)
+		fprintf(f, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n",
+		    fams[k].name, fams[k].help, fams[k].name, fams[k].name,
+		    (unsigned long long) *(const uint64_t *)
+		    ((const char *) &rc + fams[k].off));
+	const char *h = "kv_router_catalog_propagation_seconds";
+	fprintf(f, "# HELP %s Time from the catalog node publishing a change "
+	    "to this router holding its version.\n# TYPE %s histogram\n",
+	    h, h);
+	uint64_t cum = 0;
+	static const int64_t bounds[FEED_LAG_BUCKETS] = FEED_LAG_BOUNDS_US;
+	for (size_t b = 0; b < FEED_LAG_BUCKETS; b++) {
+		cum += rc.lag_counts[b];
+		fprintf(f, "%s_bucket{le=\"%g\"} %llu\n", h,
+		    (double) bounds[b] / 1e6, (unsigned long long) cum);
+	}
+	fprintf(f, "%s_bucket{le=\"+Inf\"} %llu\n%s_sum %.6f\n"
+	    "%s_count %llu\n", h, (unsigned long long) rc.lag_samples, h,
+	    rc.lag_sum_s, h, (unsigned long long) rc.lag_samples);
+}
+
+static void
+text_out(reply *out, char *buf)
+{
+	free(out->body);
+	if (buf == NULL) {
+		out->status = 500;
+		out->body = strdup("out of memory\n");
+	} else {
+		out->status = 200;
+		out->body = buf;
+	}
+	out->len = out->body != NULL ? strlen(out->body) : 0;
+}
+
 void
 ops_metrics(router *r, reply *out)
 {
@@ -101,6 +166,7 @@ ops_metrics(router *r, reply *out)
 	FILE *f = open_memstream(&buf, &len);
 	if (f != NULL) {
 		counters(f, r);
+		catalog_feed(f, r);
 		fputs("# HELP kv_router_node_up Whether the node answered "
 		    "this scrape.\n# TYPE kv_router_node_up gauge\n", f);
 		for (uint32_t i = 0; i < r->cfg.n_nodes; i++)
@@ -113,13 +179,5 @@ ops_metrics(router *r, reply *out)
 		if (up[i])
 			wire_response_fini(&resp[i]);
 	arena_fini(&a);
-	free(out->body);
-	if (buf == NULL) {
-		out->status = 500;
-		out->body = strdup("out of memory\n");
-	} else {
-		out->status = 200;
-		out->body = buf;
-	}
-	out->len = out->body != NULL ? strlen(out->body) : 0;
+	text_out(out, buf);
 }

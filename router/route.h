@@ -1,5 +1,7 @@
 /*
- * route.h — the router's copy of the catalog, read without locks.
+ * route.h — the router's copy of the catalog, read without locks, kept
+ * current by the catalog feed (proto/feed.h: every change is pushed to
+ * every router as it happens) and by fetches on demand.
  *
  * The current catalog sits behind an RCU pointer (liburcu, bulletproof
  * flavour, so HTTP threads need no registration). A request brackets its
@@ -14,16 +16,35 @@
 
 #include "catalog.h"
 #include "err.h"
+#include "feed.h"
 #include "router.h"
+#include "wire_cluster.h"
+
+/* How the router's catalog has been kept current (route_feed_counts). */
+typedef struct route_counts {
+	uint64_t feed_changes;   /* changes applied from the feed */
+	uint64_t feed_fetches;   /* whole catalogs the feed fetched (gaps) */
+	uint64_t feed_gaps;
+	uint64_t demand_fetches; /* route_refresh calls that fetched */
+	/*
+	 * Time from a change's publication to this router holding it:
+	 * counts per bucket of FEED_LAG_BOUNDS_US (feed.h), not
+	 * cumulative; their number and sum.
+	 */
+	uint64_t lag_counts[FEED_LAG_BUCKETS + 1];
+	uint64_t lag_samples;
+	double lag_sum_s;
+} route_counts;
 
 /*
- * route_open starts the background refresher (once a second) after a first
- * fetch attempt. A router whose catalog node is down starts with an empty
- * catalog and keeps trying. Returns KV_OK or KV_ENOMEM.
+ * route_open makes a first fetch attempt and subscribes to the catalog
+ * feed on node 0's bus address. A router whose catalog node is down
+ * starts with an empty catalog; the feed keeps trying. Returns KV_OK,
+ * KV_EINVAL (no feed address) or KV_ENOMEM.
  */
 kv_err route_open(router *r);
 
-/* route_close stops the refresher and frees the snapshot. */
+/* route_close leaves the feed and frees the snapshot. */
 void route_close(router *r);
 
 void route_read_lock(void);
@@ -49,5 +70,17 @@ kv_err route_refresh(router *r);
  * too. Must not be called under route_read_lock.
  */
 void route_stale(router *r, int attempt);
+
+/* route_version: the version of the current snapshot. */
+uint64_t route_version(router *r);
+
+/* route_feed_counts reads the counters above. Thread-safe. */
+void route_feed_counts(route_counts *out);
+
+/*
+ * route_feed_arrivals: the recent changes this router applied from the
+ * feed (feed_sub_arrivals), for survey answers. KV_OK or KV_ENOMEM.
+ */
+kv_err route_feed_arrivals(arena *a, feed_arrival **out, size_t *n);
 
 #endif

@@ -35,6 +35,9 @@ typedef struct router {
 	int call_timeout_ms;
 	bool no_ring;      /* each write alone, not through io_uring (http.c) */
 	api_counters counters[API_N_OPS]; /* indexed as api.c's ops[] */
+	uint32_t index;    /* its line among the cluster file's routers */
+	int64_t started_ms; /* Unix time the process started */
+	atomic_uint_fast32_t open_conns; /* client connections (relaxed) */
 } router;
 
 /* An HTTP answer: status and an owned JSON body (free with free()). */

@@ -112,19 +112,22 @@ def wait_until(fn, timeout=10.0, interval=0.05, what="condition"):
 
 def parse_status(text):
     """Parses `kv-admin status` output into
-    {"nodes": [{"index", "url", "up", "data"}],
+    {"nodes": [{"index", "url", "up", "data", "catalog", "pid"}],
+     "routers": [{"index", "listen", "up", "catalog", "pid",
+                  "connections", "requests"}],
      "catalog_version": int or None,
      "tables": {name: {"id", "status", "billing", "hash", "range",
                        "parts": [{"part", "lo", "last", "node", "epoch",
                                   "owner_epoch", "items", "bytes"}]}}}
     (epoch is the catalog's, owner_epoch the one the owning node holds;
     owner_epoch/items/bytes are None when the owner is down)."""
-    out = {"nodes": [], "catalog_version": None, "tables": {}}
+    out = {"nodes": [], "routers": [], "catalog_version": None,
+           "tables": {}}
     section = None
     table = None
     for line in text.splitlines():
-        if line == "nodes:":
-            section = "nodes"
+        if line in ("nodes:", "routers:"):
+            section = line[:-1]
             continue
         m = re.match(r"tables \(catalog version (\d+)\):$", line)
         if m:
@@ -135,9 +138,20 @@ def parse_status(text):
             section = None
             continue
         f = line.split()
+        kv = dict(w.split("=", 1) for w in f if "=" in w)
         if section == "nodes" and len(f) >= 4:
-            out["nodes"].append({"index": int(f[0]), "url": f[1],
-                                 "up": f[2] == "up", "data": f[3]})
+            out["nodes"].append({
+                "index": int(f[0]), "url": f[1], "up": f[2] == "up",
+                "data": f[3],
+                "catalog": int(kv["catalog"]) if "catalog" in kv else None,
+                "pid": int(kv["pid"]) if "pid" in kv else None})
+        elif section == "routers" and len(f) >= 3 and f[0].isdigit():
+            out["routers"].append({
+                "index": int(f[0]), "listen": f[1], "up": f[2] == "up",
+                "catalog": int(kv["catalog"]) if "catalog" in kv else None,
+                "pid": int(kv["pid"]) if "pid" in kv else None,
+                "connections": int(kv.get("connections", 0)),
+                "requests": int(kv.get("requests", 0))})
         elif section == "tables" and line.startswith("    "):
             if f[0] == "part":
                 continue
@@ -202,15 +216,18 @@ class Cluster:
     NODES = 3
     PARTITIONS = 4
 
-    def __init__(self, nodes=NODES, partitions=PARTITIONS, settings=()):
+    def __init__(self, nodes=NODES, partitions=PARTITIONS, settings=(),
+                 routers=1):
         """settings: more cluster-file lines, such as "partition-wcu 50"
-        (the ceilings default to DynamoDB's)."""
+        (the ceilings default to DynamoDB's). routers: how many routers
+        share the HTTP port (SO_REUSEPORT); self.router is the first."""
         self.external = bool(os.environ.get("KV_ENDPOINT"))
         self.build = os.environ.get("KV_BUILD") or os.path.join(REPO, "build")
         self.n_nodes = nodes
         self.partitions = partitions
         self.nodes = []
         self.router = None
+        self.routers = []
         self.dir = None
         self.config = os.environ.get("KV_CONFIG") if self.external else None
         # Processes that ignored SIGTERM and had to be killed by stop().
@@ -234,7 +251,9 @@ class Cluster:
             lines.append("node ipc://%s %s 127.0.0.1:%d" % (
                 os.path.join(self.dir, "node%d.ipc" % i),
                 os.path.join(self.dir, "data", "node%d" % i), mport))
-        lines.append("router 127.0.0.1:%d" % self.port)
+        for i in range(routers):
+            lines.append("router 127.0.0.1:%d bus=ipc://%s" % (
+                self.port, os.path.join(self.dir, "router%d" % i)))
         with open(self.config, "w") as f:
             f.write("\n".join(lines) + "\n")
         for i in range(nodes):
@@ -246,12 +265,14 @@ class Cluster:
                 os.path.join(self.dir, "node%d.log" % i), self.dir))
         # KV_ROUTER_ARGS, KV_NODE_ARGS: more arguments for kv-router
         # ("--no-ring") and kv-node ("--sched-normal").
-        self.router = Proc(
-            "router0",
-            [self._bin("router/kv-router"), "--config", self.config,
-             "--port", str(self.port)] +
-            os.environ.get("KV_ROUTER_ARGS", "").split(),
-            os.path.join(self.dir, "router0.log"), self.dir)
+        for i in range(routers):
+            self.routers.append(Proc(
+                "router%d" % i,
+                [self._bin("router/kv-router"), "--config", self.config,
+                 "--index", str(i), "--port", str(self.port)] +
+                os.environ.get("KV_ROUTER_ARGS", "").split(),
+                os.path.join(self.dir, "router%d.log" % i), self.dir))
+        self.router = self.routers[0]
 
     def _bin(self, rel):
         path = os.path.join(self.build, rel)
@@ -276,7 +297,8 @@ class Cluster:
             return self
         for n in self.nodes:
             n.start()
-        self.router.start()
+        for r in self.routers:
+            r.start()
         self.wait_ready(timeout)
         return self
 
@@ -298,11 +320,27 @@ class Cluster:
                 return True
             st = self.status()
             return (st["catalog_version"] is not None and
-                    all(n["up"] for n in st["nodes"]))
+                    all(n["up"] for n in st["nodes"]) and
+                    all(r["up"] for r in st["routers"]
+                        if r["index"] < len(self.routers) and
+                        self.routers[r["index"]].alive()))
         wait_until(ready, timeout, 0.05, "the cluster to answer")
 
     def procs(self):
-        return self.nodes + ([self.router] if self.router else [])
+        return self.nodes + self.routers
+
+    def kill_router(self, i):
+        """SIGKILLs router i and waits until it is gone."""
+        self.require_processes()
+        r = self.routers[i]
+        r.signal(signal.SIGKILL)
+        r.wait(10)
+
+    def start_router(self, i, timeout=20.0):
+        """Starts router i again; waits until the cluster is ready."""
+        self.require_processes()
+        self.routers[i].start()
+        self.wait_ready(timeout)
 
     def kill_node(self, i):
         """SIGKILLs node i and waits until it is gone."""
@@ -346,8 +384,7 @@ class Cluster:
         exit within a few seconds. Safe to call more than once."""
         if self.external:
             return
-        self._stop_procs(([self.router] if self.router else []) +
-                         self.nodes)
+        self._stop_procs(self.routers + self.nodes)
 
     def restart_all(self, timeout=20.0):
         """Stops every process and starts them again on the same data."""

@@ -1,0 +1,429 @@
+/*
+ * cluster.c — the node's nng side (see cluster.h): survey answers, the
+ * node-to-node seam's handler, the feed subscription and, on the catalog
+ * node, the health view.
+ *
+ * Locking rule: the seam, the respondent and the subscriber are opened
+ * before anything can use them and closed after; their own threads call
+ * in here. The health view's table is guarded by health.mu: its thread
+ * writes it, a /metrics scrape reads it.
+ */
+#include "cluster.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "catalog_node.h"
+#include "feed.h"
+#include "node.h"
+#include "peer.h"
+#include "survey.h"
+
+/* What the catalog node last heard from one member. */
+typedef struct member_health {
+	survey_outcome outcome;
+	int64_t answered_ms;  /* monotonic time of the last answer; 0: never */
+	uint64_t catalog_version;
+	char addr[160];
+} member_health;
+
+typedef struct health {
+	pthread_mutex_t mu; /* guards stop, cv's waits and the table */
+	pthread_cond_t cv;
+	bool stop;
+	pthread_t th;
+	surveyor *sv;
+	survey_target *targets;
+	member_health *seen;
+	size_t n;
+} health;
+
+struct cluster_state {
+	peer *peer;
+	survey_resp *resp;
+	feed_sub *feed;
+	health *health;
+};
+
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+uint64_t
+cluster_catalog_version(node *n)
+{
+	if (n->cat != NULL)
+		return catalog_node_version(n);
+	if (n->cl == NULL || n->cl->feed == NULL)
+		return 0;
+	feed_counts fc;
+	feed_sub_counts(n->cl->feed, &fc);
+	return fc.version;
+}
+
+/* ---- survey answers ---- */
+
+static kv_err
+answer(void *arg, uint32_t what, arena *a, member *m)
+{
+	node *n = arg;
+	m->kind = MEMBER_NODE;
+	m->index = n->index;
+	m->pid = getpid();
+	m->started_ms = n->started_ms;
+	m->catalog_version = cluster_catalog_version(n);
+	m->addr = n->cfg.nodes[n->index].url;
+	if (n->cl->feed != NULL) {
+		feed_counts fc;
+		feed_sub_counts(n->cl->feed, &fc);
+		m->feed_changes = fc.changes;
+		m->feed_fetches = fc.fetches;
+		m->feed_gaps = fc.gaps;
+		if ((what & SURVEY_ARRIVALS) && feed_sub_arrivals(n->cl->feed,
+		    a, &m->arrivals, &m->n_arrivals) != KV_OK)
+			return KV_ENOMEM;
+	}
+	if (what & SURVEY_STATS) {
+		rpc_request req = { .op = RPC_STATS };
+		rpc_response resp;
+		memset(&resp, 0, sizeof(resp));
+		stats_serve(n, &req, a, &resp);
+		if (resp.code != KV_OK)
+			return resp.code;
+		m->stats = resp.stats; /* in a */
+		m->n_stats = resp.n_stats;
+	}
+	return KV_OK;
+}
+
+/* ---- the node-to-node seam ---- */
+
+/*
+ * PEER_VERB: a catalog node's order, served as if it had come over the
+ * frames. Only the verbs the catalog node sends to owners are taken.
+ */
+static void
+peer_verb(void *arg, const peer_msg *m, arena *a, peer_reply *out)
+{
+	node *n = arg;
+	rpc_request req;
+	rpc_response resp;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+
+	memset(&resp, 0, sizeof(resp));
+	out->code = wire_unpack_request(m->body, m->len, a, &req);
+	if (out->code != KV_OK)
+		return;
+	if (req.op != RPC_ASSIGN && req.op != RPC_DROP_TABLE) {
+		out->code = KV_PROTO;
+		goto out;
+	}
+	node_dispatch(n, &req, a, &resp);
+	out->code = wire_pack_response(&resp, &buf, &len);
+	if (out->code == KV_OK) {
+		out->body = (const uint8_t *) arena_dup(a, buf, len);
+		out->len = len;
+		if (out->body == NULL)
+			out->code = KV_ENOMEM;
+	}
+	free(buf);
+	wire_response_fini(&resp);
+out:
+	wire_request_fini(&req);
+}
+
+/* ---- the feed ---- */
+
+/* The whole catalog from the catalog node, over the frames. */
+static kv_err
+fetch(void *arg, catalog **out)
+{
+	node *n = arg;
+	rpc_request req = { .op = RPC_CATALOG_GET };
+	rpc_response resp;
+	arena a;
+	rpc_client *c = node_peer(n, 0);
+	if (c == NULL)
+		return KV_UNAVAILABLE;
+	arena_init(&a);
+	kv_err rv = rpc_call(c, &req, &a, &resp, RPC_DEFAULT_TIMEOUT_MS);
+	if (rv == KV_OK && (rv = resp.code) == KV_OK && resp.cat == NULL)
+		rv = KV_PROTO;
+	if (rv == KV_OK) {
+		*out = resp.cat;
+		resp.cat = NULL;
+	}
+	if (rv != KV_UNAVAILABLE && rv != KV_TIMEDOUT)
+		wire_response_fini(&resp);
+	arena_fini(&a);
+	return rv;
+}
+
+/* ---- the health view ---- */
+
+static void
+health_round(node *n, health *h)
+{
+	arena a;
+	survey_result *res = calloc(h->n, sizeof(*res));
+	if (res == NULL)
+		return;
+	arena_init(&a);
+	surveyor_ask(h->sv, 0, 0, HEALTH_DEADLINE_MS, &a, res);
+	int64_t now = mono_ms();
+	pthread_mutex_lock(&h->mu);
+	for (size_t i = 0; i < h->n; i++) {
+		member_health *s = &h->seen[i];
+		const survey_target *t = &h->targets[i];
+		bool was_up = s->outcome == SURVEY_ANSWERED;
+		bool up = res[i].outcome == SURVEY_ANSWERED;
+		if (up) {
+			s->answered_ms = now;
+			s->catalog_version = res[i].m.catalog_version;
+		}
+		/* Say when a member starts or stops answering. */
+		if (up != was_up && (up || s->answered_ms != 0))
+			fprintf(stderr, "kv-node %u: %s %u (%s) %s\n",
+			    n->index, t->kind == MEMBER_NODE ? "node" :
+			    "router", t->index, s->addr,
+			    up ? "answers surveys" :
+			    survey_outcome_name(res[i].outcome));
+		s->outcome = res[i].outcome;
+	}
+	pthread_mutex_unlock(&h->mu);
+	arena_fini(&a);
+	free(res);
+}
+
+static void *
+health_run(void *arg)
+{
+	node *n = arg;
+	health *h = n->cl->health;
+	pthread_mutex_lock(&h->mu);
+	while (!h->stop) {
+		pthread_mutex_unlock(&h->mu);
+		health_round(n, h);
+		pthread_mutex_lock(&h->mu);
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += HEALTH_PERIOD_MS / 1000;
+		ts.tv_nsec += (long) (HEALTH_PERIOD_MS % 1000) * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		if (!h->stop)
+			pthread_cond_timedwait(&h->cv, &h->mu, &ts);
+	}
+	pthread_mutex_unlock(&h->mu);
+	return NULL;
+}
+
+static void
+health_free(health *h)
+{
+	if (h == NULL)
+		return;
+	surveyor_close(h->sv);
+	for (size_t i = 0; i < h->n; i++)
+		free((char *) h->targets[i].url);
+	free(h->targets);
+	free(h->seen);
+	pthread_mutex_destroy(&h->mu);
+	pthread_cond_destroy(&h->cv);
+	free(h);
+}
+
+static kv_err
+health_open(node *n, health **out)
+{
+	const config *cfg = &n->cfg;
+	health *h = calloc(1, sizeof(*h));
+	if (h == NULL)
+		return KV_ENOMEM;
+	pthread_mutex_init(&h->mu, NULL);
+	pthread_cond_init(&h->cv, NULL);
+	size_t cap = cfg->n_nodes + cfg->n_routers;
+	h->targets = calloc(cap, sizeof(*h->targets));
+	h->seen = calloc(cap, sizeof(*h->seen));
+	if (h->targets == NULL || h->seen == NULL) {
+		health_free(h);
+		return KV_ENOMEM;
+	}
+	for (size_t i = 0; i < cap; i++) {
+		bool is_node = i < cfg->n_nodes;
+		size_t k = is_node ? i : i - cfg->n_nodes;
+		const char *base = is_node ? cfg->nodes[k].bus :
+		    cfg->routers[k].bus;
+		char url[300] = "";
+		if (base[0] != '\0' && config_bus_url(base, CONFIG_BUS_SURVEY,
+		    url, sizeof(url)) != KV_OK)
+			url[0] = '\0';
+		survey_target *t = &h->targets[h->n];
+		t->kind = is_node ? MEMBER_NODE : MEMBER_ROUTER;
+		t->index = (uint32_t) k;
+		t->url = url[0] != '\0' ? strdup(url) : NULL;
+		if (is_node)
+			snprintf(h->seen[h->n].addr, sizeof(h->seen[h->n].addr),
+			    "%s", cfg->nodes[k].url);
+		else
+			config_host_port(cfg->routers[k].host,
+			    cfg->routers[k].port, h->seen[h->n].addr,
+			    sizeof(h->seen[h->n].addr));
+		h->n++;
+	}
+	kv_err rv = surveyor_open(h->targets, h->n, &h->sv);
+	if (rv != KV_OK) {
+		health_free(h);
+		return rv;
+	}
+	*out = h;
+	return KV_OK;
+}
+
+void
+cluster_write_health(node *n, FILE *f)
+{
+	health *h = n->cl != NULL ? n->cl->health : NULL;
+	if (h == NULL)
+		return;
+	int64_t now = mono_ms();
+	fprintf(f, "# HELP kv_cluster_member_up Whether the member answered "
+	    "the catalog node's last survey.\n"
+	    "# TYPE kv_cluster_member_up gauge\n");
+	pthread_mutex_lock(&h->mu);
+	for (size_t i = 0; i < h->n; i++)
+		fprintf(f, "kv_cluster_member_up{kind=\"%s\",index=\"%u\","
+		    "addr=\"%s\"} %d\n", h->targets[i].kind == MEMBER_NODE ?
+		    "node" : "router", h->targets[i].index, h->seen[i].addr,
+		    h->seen[i].outcome == SURVEY_ANSWERED);
+	fprintf(f, "# HELP kv_cluster_member_catalog_version The catalog "
+	    "version the member held at its last answer.\n"
+	    "# TYPE kv_cluster_member_catalog_version gauge\n");
+	for (size_t i = 0; i < h->n; i++)
+		if (h->seen[i].answered_ms != 0)
+			fprintf(f, "kv_cluster_member_catalog_version{kind="
+			    "\"%s\",index=\"%u\"} %llu\n",
+			    h->targets[i].kind == MEMBER_NODE ? "node" :
+			    "router", h->targets[i].index,
+			    (unsigned long long) h->seen[i].catalog_version);
+	fprintf(f, "# HELP kv_cluster_member_silent_seconds Time since the "
+	    "member last answered a survey.\n"
+	    "# TYPE kv_cluster_member_silent_seconds gauge\n");
+	for (size_t i = 0; i < h->n; i++)
+		if (h->seen[i].answered_ms != 0)
+			fprintf(f, "kv_cluster_member_silent_seconds{kind="
+			    "\"%s\",index=\"%u\"} %.3f\n",
+			    h->targets[i].kind == MEMBER_NODE ? "node" :
+			    "router", h->targets[i].index,
+			    (double) (now - h->seen[i].answered_ms) / 1e3);
+	pthread_mutex_unlock(&h->mu);
+}
+
+/* ---- wiring ---- */
+
+kv_err
+cluster_open(node *n)
+{
+	const config *cfg = &n->cfg;
+	const config_node *me = &cfg->nodes[n->index];
+	char url[300];
+	kv_err rv;
+
+	if ((n->cl = calloc(1, sizeof(*n->cl))) == NULL)
+		return KV_ENOMEM;
+	cluster_state *cl = n->cl;
+	if ((rv = peer_open(n->index, &cl->peer)) != KV_OK ||
+	    (rv = peer_handle(cl->peer, PEER_VERB, peer_verb, n)) != KV_OK ||
+	    (rv = config_bus_url(me->bus, CONFIG_BUS_PEER, url,
+	    sizeof(url))) != KV_OK ||
+	    (rv = peer_listen(cl->peer, url)) != KV_OK)
+		return rv;
+	for (uint32_t i = 0; i < cfg->n_nodes; i++) {
+		if (i == n->index)
+			continue;
+		if ((rv = config_bus_url(cfg->nodes[i].bus, CONFIG_BUS_PEER,
+		    url, sizeof(url))) != KV_OK ||
+		    (rv = peer_add(cl->peer, i, url)) != KV_OK)
+			return rv;
+	}
+	if (n->index != 0 && ((rv = config_bus_url(cfg->nodes[0].bus,
+	    CONFIG_BUS_FEED, url, sizeof(url))) != KV_OK ||
+	    (rv = feed_sub_open(url, fetch, NULL, n, &cl->feed)) != KV_OK))
+		return rv;
+	if ((rv = config_bus_url(me->bus, CONFIG_BUS_SURVEY, url,
+	    sizeof(url))) != KV_OK ||
+	    (rv = survey_resp_open(url, answer, n, &cl->resp)) != KV_OK)
+		return rv;
+	if (n->cat != NULL) {
+		if ((rv = health_open(n, &cl->health)) != KV_OK)
+			return rv;
+		if (pthread_create(&cl->health->th, NULL, health_run, n) != 0) {
+			health_free(cl->health);
+			cl->health = NULL;
+			return KV_ENOMEM;
+		}
+	}
+	return KV_OK;
+}
+
+void
+cluster_stop(node *n)
+{
+	cluster_state *cl = n->cl;
+	if (cl == NULL)
+		return;
+	if (cl->health != NULL) {
+		pthread_mutex_lock(&cl->health->mu);
+		cl->health->stop = true;
+		pthread_cond_broadcast(&cl->health->cv);
+		pthread_mutex_unlock(&cl->health->mu);
+		pthread_join(cl->health->th, NULL);
+		health_free(cl->health);
+		cl->health = NULL;
+	}
+	survey_resp_close(cl->resp);
+	cl->resp = NULL;
+	feed_sub_close(cl->feed);
+	cl->feed = NULL;
+}
+
+void
+cluster_close(node *n)
+{
+	cluster_state *cl = n->cl;
+	if (cl == NULL)
+		return;
+	cluster_stop(n);
+	peer_close(cl->peer);
+	free(cl);
+	n->cl = NULL;
+}
+
+kv_err
+cluster_tell(node *n, uint32_t i, const rpc_request *req, arena *a,
+    rpc_response *resp)
+{
+	uint8_t *buf;
+	size_t len;
+	peer_reply rep;
+	memset(resp, 0, sizeof(*resp));
+	if (n->cl == NULL || n->cl->peer == NULL)
+		return KV_UNAVAILABLE;
+	kv_err rv = wire_pack_request(req, &buf, &len);
+	if (rv != KV_OK)
+		return rv;
+	rv = peer_call(n->cl->peer, i, PEER_VERB, buf, len,
+	    RPC_DEFAULT_TIMEOUT_MS, a, &rep);
+	free(buf);
+	if (rv == KV_OK && (rv = rep.code) == KV_OK)
+		rv = wire_unpack_response(rep.body, rep.len, a, resp);
+	return rv;
+}

@@ -1,0 +1,297 @@
+/*
+ * peer.c — the node-to-node seam (see peer.h).
+ *
+ * Server: one REP socket and PEER_WORKERS threads, each with a context of
+ * its own, receiving, serving and replying in turn (nng routes each reply
+ * to the pipe its request came on). Closing the socket ends the waits.
+ *
+ * Client: one REQ socket per node called, dialing for as long as the seam
+ * lives. A call opens a context of its own on it, so calls to one node
+ * run side by side. Connections are counted per socket by the pipe
+ * callbacks (on nng's threads; ADD_PRE up, REM_POST down, which nng pairs
+ * one to one), so that a call to a node that is down fails after a short
+ * grace instead of its whole deadline.
+ *
+ * Locking rule: the handler table and the node table are written before
+ * the seam is shared (peer_handle before peer_listen, peer_add before the
+ * first call) and only read afterwards; connection counts are atomics.
+ */
+#include "peer.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bus.h" /* nng.h, before its protocols */
+#include <nng/protocol/reqrep0/rep.h>
+#include <nng/protocol/reqrep0/req.h>
+
+#include "config.h"
+
+typedef struct handler {
+	peer_fn fn;
+	void *arg;
+} handler;
+
+typedef struct remote {
+	bool added;
+	nng_socket sock;
+	atomic_int pipes;
+} remote;
+
+struct peer {
+	uint32_t self;
+	handler handlers[PEER_TYPES];
+	bool listening;
+	nng_socket srv;
+	pthread_t workers[PEER_WORKERS];
+	int n_workers;
+	remote nodes[CONFIG_MAX_NODES];
+};
+
+kv_err
+peer_open(uint32_t self, peer **out)
+{
+	peer *p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return KV_ENOMEM;
+	p->self = self;
+	for (size_t i = 0; i < CONFIG_MAX_NODES; i++)
+		atomic_init(&p->nodes[i].pipes, 0);
+	*out = p;
+	return KV_OK;
+}
+
+kv_err
+peer_handle(peer *p, uint32_t type, peer_fn fn, void *arg)
+{
+	if (type == 0 || type >= PEER_TYPES || p->listening)
+		return KV_EINVAL;
+	p->handlers[type].fn = fn;
+	p->handlers[type].arg = arg;
+	return KV_OK;
+}
+
+/* Serves one request (the body of m); returns the reply bytes. */
+static kv_err
+serve(peer *p, nng_msg *m, uint8_t **out, size_t *len)
+{
+	arena a;
+	peer_msg pm;
+	peer_reply rep = { .code = KV_OK };
+
+	arena_init(&a);
+	kv_err rv = wire_unpack_peer_msg(nng_msg_body(m), nng_msg_len(m), &a,
+	    &pm);
+	if (rv != KV_OK)
+		rep.code = rv;
+	else if (pm.type == 0 || pm.type >= PEER_TYPES ||
+	    p->handlers[pm.type].fn == NULL)
+		rep.code = KV_PROTO;
+	else
+		p->handlers[pm.type].fn(p->handlers[pm.type].arg, &pm, &a,
+		    &rep);
+	rv = wire_pack_peer_reply(&rep, out, len);
+	arena_fini(&a);
+	return rv;
+}
+
+static void *
+worker(void *arg)
+{
+	peer *p = arg;
+	nng_ctx ctx;
+	nng_aio *aio;
+	if (nng_ctx_open(&ctx, p->srv) != 0)
+		return NULL;
+	if (nng_aio_alloc(&aio, NULL, NULL) != 0) {
+		nng_ctx_close(ctx);
+		return NULL;
+	}
+	for (;;) {
+		nng_ctx_recv(ctx, aio);
+		nng_aio_wait(aio);
+		int rv = nng_aio_result(aio);
+		if (rv == NNG_ECLOSED)
+			break;
+		if (rv != 0)
+			continue;
+		nng_msg *m = nng_aio_get_msg(aio);
+		uint8_t *buf = NULL;
+		size_t len = 0;
+		if (serve(p, m, &buf, &len) != KV_OK) {
+			nng_msg_free(m);
+			continue; /* the caller times out */
+		}
+		nng_msg_clear(m);
+		if (nng_msg_append(m, buf, len) != 0) {
+			free(buf);
+			nng_msg_free(m);
+			continue;
+		}
+		free(buf);
+		nng_aio_set_msg(aio, m);
+		nng_ctx_send(ctx, aio);
+		nng_aio_wait(aio);
+		if (nng_aio_result(aio) != 0)
+			nng_msg_free(m);
+	}
+	nng_aio_free(aio);
+	nng_ctx_close(ctx);
+	return NULL;
+}
+
+kv_err
+peer_listen(peer *p, const char *url)
+{
+	if (p->listening)
+		return KV_EINVAL;
+	int rv = nng_rep0_open(&p->srv);
+	if (rv != 0)
+		return bus_err(rv);
+	p->listening = true;
+	kv_err e = bus_setup(p->srv);
+	if (e == KV_OK)
+		e = bus_listen(p->srv, url, "node-to-node messages");
+	for (int i = 0; i < PEER_WORKERS && e == KV_OK; i++) {
+		if (pthread_create(&p->workers[i], NULL, worker, p) != 0)
+			e = KV_ENOMEM;
+		else
+			p->n_workers++;
+	}
+	return e; /* on failure, peer_close cleans up */
+}
+
+static void
+on_pipe(nng_pipe pipe, nng_pipe_ev ev, void *arg)
+{
+	remote *r = arg;
+	(void) pipe;
+	if (ev == NNG_PIPE_EV_ADD_PRE)
+		atomic_fetch_add(&r->pipes, 1);
+	else if (ev == NNG_PIPE_EV_REM_POST)
+		atomic_fetch_sub(&r->pipes, 1);
+}
+
+kv_err
+peer_add(peer *p, uint32_t node, const char *url)
+{
+	if (node >= CONFIG_MAX_NODES || p->nodes[node].added)
+		return KV_EINVAL;
+	remote *r = &p->nodes[node];
+	int rv = nng_req0_open(&r->sock);
+	if (rv != 0)
+		return bus_err(rv);
+	kv_err e = bus_setup(r->sock);
+	if (e == KV_OK)
+		e = bus_err(nng_pipe_notify(r->sock, NNG_PIPE_EV_ADD_PRE,
+		    on_pipe, r));
+	if (e == KV_OK)
+		e = bus_err(nng_pipe_notify(r->sock, NNG_PIPE_EV_REM_POST,
+		    on_pipe, r));
+	if (e == KV_OK)
+		e = bus_dial(r->sock, url, NULL);
+	if (e != KV_OK) {
+		nng_close(r->sock);
+		return e;
+	}
+	r->added = true;
+	return KV_OK;
+}
+
+/* Sends or receives on ctx through aio; the nng result. */
+static int
+step(nng_ctx ctx, nng_aio *aio, bool send, int64_t end)
+{
+	int64_t left = end - bus_mono_ms();
+	if (left <= 0)
+		return NNG_ETIMEDOUT;
+	nng_aio_set_timeout(aio, (nng_duration) left);
+	if (send)
+		nng_ctx_send(ctx, aio);
+	else
+		nng_ctx_recv(ctx, aio);
+	nng_aio_wait(aio);
+	return nng_aio_result(aio);
+}
+
+kv_err
+peer_call(peer *p, uint32_t node, uint32_t type, const uint8_t *body,
+    size_t len, int timeout_ms, arena *a, peer_reply *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (node >= CONFIG_MAX_NODES || !p->nodes[node].added)
+		return KV_UNAVAILABLE;
+	remote *r = &p->nodes[node];
+	int64_t start = bus_mono_ms(), end = start + timeout_ms;
+	int64_t grace = start + (timeout_ms < PEER_CONNECT_GRACE_MS ?
+	    timeout_ms : PEER_CONNECT_GRACE_MS);
+	while (atomic_load(&r->pipes) <= 0) {
+		if (bus_mono_ms() >= grace)
+			return KV_UNAVAILABLE;
+		struct timespec ts = { 0, 2 * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+	peer_msg pm = { .type = type, .from = p->self, .body = body,
+		.len = len };
+	uint8_t *buf;
+	size_t blen;
+	kv_err rv = wire_pack_peer_msg(&pm, &buf, &blen);
+	if (rv != KV_OK)
+		return rv;
+	nng_ctx ctx;
+	nng_aio *aio = NULL;
+	nng_msg *m = NULL;
+	int nrv = nng_ctx_open(&ctx, r->sock);
+	if (nrv != 0) {
+		free(buf);
+		return bus_err(nrv);
+	}
+	/* No resend on a timer: only a broken connection resends. */
+	nng_ctx_set_ms(ctx, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
+	if ((nrv = nng_aio_alloc(&aio, NULL, NULL)) == 0 &&
+	    (nrv = nng_msg_alloc(&m, 0)) == 0 &&
+	    (nrv = nng_msg_append(m, buf, blen)) == 0) {
+		nng_aio_set_msg(aio, m);
+		if ((nrv = step(ctx, aio, true, end)) != 0)
+			goto out; /* m is still ours */
+		m = NULL;
+		if ((nrv = step(ctx, aio, false, end)) == 0) {
+			m = nng_aio_get_msg(aio);
+			peer_reply tmp;
+			rv = wire_unpack_peer_reply(nng_msg_body(m),
+			    nng_msg_len(m), a, &tmp);
+			if (rv == KV_OK)
+				*out = tmp;
+		}
+	}
+out:
+	free(buf);
+	if (m != NULL)
+		nng_msg_free(m);
+	nng_aio_free(aio);
+	nng_ctx_close(ctx);
+	if (nrv != 0)
+		return bus_err(nrv) == KV_ENOMEM ? KV_ENOMEM :
+		    nrv == NNG_ETIMEDOUT ? KV_TIMEDOUT : KV_UNAVAILABLE;
+	return rv;
+}
+
+void
+peer_close(peer *p)
+{
+	if (p == NULL)
+		return;
+	for (size_t i = 0; i < CONFIG_MAX_NODES; i++)
+		if (p->nodes[i].added)
+			nng_close(p->nodes[i].sock);
+	if (p->listening) {
+		nng_close(p->srv);
+		for (int i = 0; i < p->n_workers; i++)
+			pthread_join(p->workers[i], NULL);
+	}
+	free(p);
+}

@@ -1,0 +1,289 @@
+/*
+ * survey.c — SURVEYOR/RESPONDENT (see survey.h).
+ *
+ * Respondent: one thread receives a question, asks the owner's answer
+ * function and sends the answer back on the pipe it came from (nng's
+ * respondent does the routing). Closing the socket ends its receive.
+ *
+ * Surveyor: one dialer per target, created before it starts, so that the
+ * pipe callbacks (on nng's threads) can count each target's connections
+ * by dialer id: `pipes` is an atomic, raised at ADD_PRE and lowered at
+ * REM_POST, which nng pairs one to one. surveyor_ask runs on the caller's
+ * thread; answers are matched to targets by the dialer of the pipe they
+ * came on, not by what they claim.
+ */
+#include "survey.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bus.h" /* nng.h, before its protocols */
+#include <nng/protocol/survey0/respond.h>
+#include <nng/protocol/survey0/survey.h>
+
+
+struct survey_resp {
+	nng_socket sock;
+	survey_answer_fn fn;
+	void *arg;
+	pthread_t th;
+};
+
+static void *
+resp_run(void *arg)
+{
+	survey_resp *r = arg;
+	for (;;) {
+		nng_msg *m;
+		if (nng_recvmsg(r->sock, &m, 0) != 0)
+			break; /* closed */
+		uint32_t what = 0;
+		kv_err rv = wire_unpack_survey_ask(nng_msg_body(m),
+		    nng_msg_len(m), &what);
+		nng_msg_clear(m);
+		arena a;
+		member ans;
+		uint8_t *buf = NULL;
+		size_t len = 0;
+		arena_init(&a);
+		memset(&ans, 0, sizeof(ans));
+		if (rv == KV_OK)
+			rv = r->fn(r->arg, what, &a, &ans);
+		if (rv == KV_OK)
+			rv = wire_pack_member(&ans, &buf, &len);
+		arena_fini(&a);
+		/* The header (the survey's id and route) stays in m. */
+		if (rv != KV_OK || nng_msg_append(m, buf, len) != 0 ||
+		    nng_sendmsg(r->sock, m, 0) != 0)
+			nng_msg_free(m);
+		free(buf);
+	}
+	return NULL;
+}
+
+kv_err
+survey_resp_open(const char *url, survey_answer_fn fn, void *arg,
+    survey_resp **out)
+{
+	survey_resp *r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		return KV_ENOMEM;
+	r->fn = fn;
+	r->arg = arg;
+	int rv = nng_respondent0_open(&r->sock);
+	if (rv != 0) {
+		free(r);
+		return bus_err(rv);
+	}
+	kv_err e = bus_setup(r->sock);
+	if (e == KV_OK)
+		e = bus_listen(r->sock, url, "surveys");
+	if (e == KV_OK && pthread_create(&r->th, NULL, resp_run, r) != 0)
+		e = KV_ENOMEM;
+	if (e != KV_OK) {
+		nng_close(r->sock);
+		free(r);
+		return e;
+	}
+	*out = r;
+	return KV_OK;
+}
+
+void
+survey_resp_close(survey_resp *r)
+{
+	if (r == NULL)
+		return;
+	nng_close(r->sock);
+	pthread_join(r->th, NULL);
+	free(r);
+}
+
+/* ---- surveyor ---- */
+
+typedef struct target {
+	member_kind kind;
+	uint32_t index;
+	char *url;        /* NULL: no address */
+	atomic_int dialer; /* nng's dialer id; 0: none */
+	atomic_int pipes; /* open connections */
+} target;
+
+struct surveyor {
+	nng_socket sock;
+	target *t;
+	size_t n;
+};
+
+static target *
+by_dialer(surveyor *s, int id)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (id > 0 && atomic_load(&s->t[i].dialer) == id)
+			return &s->t[i];
+	return NULL;
+}
+
+static void
+on_pipe(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	target *t = by_dialer(arg, nng_dialer_id(nng_pipe_dialer(p)));
+	if (t == NULL)
+		return;
+	if (ev == NNG_PIPE_EV_ADD_PRE)
+		atomic_fetch_add(&t->pipes, 1);
+	else if (ev == NNG_PIPE_EV_REM_POST)
+		atomic_fetch_sub(&t->pipes, 1);
+}
+
+kv_err
+surveyor_open(const survey_target *targets, size_t n, surveyor **out)
+{
+	surveyor *s = calloc(1, sizeof(*s));
+	if (s == NULL || (n > 0 && (s->t = calloc(n, sizeof(target))) ==
+	    NULL)) {
+		free(s);
+		return KV_ENOMEM;
+	}
+	s->n = n;
+	int rv = nng_surveyor0_open(&s->sock);
+	if (rv != 0) {
+		free(s->t);
+		free(s);
+		return bus_err(rv);
+	}
+	kv_err e = bus_setup(s->sock);
+	if (e == KV_OK)
+		e = bus_err(nng_pipe_notify(s->sock, NNG_PIPE_EV_ADD_PRE,
+		    on_pipe, s));
+	if (e == KV_OK)
+		e = bus_err(nng_pipe_notify(s->sock, NNG_PIPE_EV_REM_POST,
+		    on_pipe, s));
+	for (size_t i = 0; i < n && e == KV_OK; i++) {
+		s->t[i].kind = targets[i].kind;
+		s->t[i].index = targets[i].index;
+		atomic_init(&s->t[i].pipes, 0);
+		if (targets[i].url == NULL || targets[i].url[0] == '\0')
+			continue;
+		if ((s->t[i].url = strdup(targets[i].url)) == NULL)
+			e = KV_ENOMEM;
+		else
+			e = bus_dial(s->sock, s->t[i].url, &s->t[i].dialer);
+	}
+	if (e != KV_OK) {
+		surveyor_close(s);
+		return e;
+	}
+	*out = s;
+	return KV_OK;
+}
+
+void
+surveyor_close(surveyor *s)
+{
+	if (s == NULL)
+		return;
+	nng_close(s->sock); /* no callback runs after this returns */
+	for (size_t i = 0; i < s->n; i++)
+		free(s->t[i].url);
+	free(s->t);
+	free(s);
+}
+
+static size_t
+connected(surveyor *s)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < s->n; i++)
+		k += s->t[i].url != NULL && atomic_load(&s->t[i].pipes) > 0;
+	return k;
+}
+
+static size_t
+dialed(surveyor *s)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < s->n; i++)
+		k += s->t[i].url != NULL;
+	return k;
+}
+
+kv_err
+surveyor_ask(surveyor *s, uint32_t what, int connect_ms, int deadline_ms,
+    arena *a, survey_result *results)
+{
+	int64_t t0 = bus_mono_ms();
+	while (connected(s) < dialed(s) && bus_mono_ms() - t0 < connect_ms) {
+		struct timespec ts = { 0, 2 * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+	size_t asked = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		memset(&results[i], 0, sizeof(results[i]));
+		if (s->t[i].url == NULL) {
+			results[i].outcome = SURVEY_NO_ADDRESS;
+		} else if (atomic_load(&s->t[i].pipes) > 0) {
+			results[i].outcome = SURVEY_SILENT;
+			asked++;
+		} else {
+			results[i].outcome = SURVEY_UNREACHABLE;
+		}
+	}
+	if (asked == 0)
+		return KV_OK;
+	uint8_t *buf;
+	size_t len;
+	kv_err rv = wire_pack_survey_ask(what, &buf, &len);
+	if (rv != KV_OK)
+		return rv;
+	nng_msg *m;
+	int nrv = nng_socket_set_ms(s->sock, NNG_OPT_SURVEYOR_SURVEYTIME,
+	    deadline_ms);
+	if (nrv == 0)
+		nrv = nng_msg_alloc(&m, 0);
+	if (nrv == 0 && (nrv = nng_msg_append(m, buf, len)) == 0 &&
+	    (nrv = nng_sendmsg(s->sock, m, 0)) != 0)
+		nng_msg_free(m);
+	free(buf);
+	if (nrv != 0)
+		return bus_err(nrv) == KV_ENOMEM ? KV_ENOMEM : KV_OK;
+	int64_t end = bus_mono_ms() + deadline_ms;
+	size_t got = 0;
+	while (got < asked) {
+		int64_t left = end - bus_mono_ms();
+		if (left <= 0)
+			break;
+		nng_socket_set_ms(s->sock, NNG_OPT_RECVTIMEO,
+		    (nng_duration) left);
+		if (nng_recvmsg(s->sock, &m, 0) != 0)
+			break; /* the survey expired, or closed */
+		target *t = by_dialer(s, nng_dialer_id(nng_pipe_dialer(
+		    nng_msg_get_pipe(m))));
+		survey_result *r = t != NULL ? &results[t - s->t] : NULL;
+		if (r != NULL && r->outcome != SURVEY_ANSWERED &&
+		    wire_unpack_member(nng_msg_body(m), nng_msg_len(m), a,
+		    &r->m) == KV_OK) {
+			/* A target that just connected was not counted. */
+			if (r->outcome == SURVEY_SILENT)
+				got++;
+			r->outcome = SURVEY_ANSWERED;
+		}
+		nng_msg_free(m);
+	}
+	return KV_OK;
+}
+
+const char *
+survey_outcome_name(survey_outcome o)
+{
+	switch (o) {
+	case SURVEY_ANSWERED: return "answered";
+	case SURVEY_UNREACHABLE: return "not reachable";
+	case SURVEY_SILENT: return "no answer by the deadline";
+	default: return "no survey address in the cluster file";
+	}
+}

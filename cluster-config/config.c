@@ -69,7 +69,8 @@ config_host_port(const char *host, int port, char *out, size_t outlen)
 kv_err
 config_bus_url(const char *base, config_bus which, char *out, size_t outlen)
 {
-	static const char *const suffix[] = { ".peer", ".survey", ".feed" };
+	static const char *const suffix[] = { ".peer", ".survey", ".feed",
+		".requests" };
 	int n;
 	if (strncmp(base, "ipc://", 6) == 0 && base[6] != '\0') {
 		n = snprintf(out, outlen, "%s%s", base, suffix[which]);

@@ -26,7 +26,9 @@
  * base defaults to its own URL, with the port moved up by one for TCP
  * (tcp://H:7000 serves requests on 7000 and nng on 7001-7003); a router
  * has nng addresses only if its line gives bus=. Two uses of one address
- * are an error.
+ * are an error. (A fourth address, ipc://P.requests or port N+3 of the
+ * base, is used only by nodes started with --nng-requests, to measure
+ * the request path over nng; it is not checked.)
  * Relative paths are relative to the folder the processes run in (./kv runs
  * them from the repository root). The same file is read by ./kv (bash).
  */
@@ -60,6 +62,8 @@ typedef enum config_bus {
 	CONFIG_BUS_PEER = 0,   /* a node's node-to-node messages (peer.h) */
 	CONFIG_BUS_SURVEY = 1, /* surveys, on nodes and routers (survey.h) */
 	CONFIG_BUS_FEED = 2,   /* the catalog feed, on node 0 (feed.h) */
+	CONFIG_BUS_REQUESTS = 3, /* requests over nng, only with
+	                          * --nng-requests (nframe.h) */
 } config_bus;
 
 #define CONFIG_PARTITION_RCU 3000 /* DynamoDB's per-partition ceilings */

@@ -4,10 +4,13 @@
  *
  *   kv-node --config FILE --index I [--sync] [--partition-rcu N]
  *           [--partition-wcu N] [--burst-seconds N] [--no-capacity]
- *           [--sched-normal]
+ *           [--sched-normal] [--nng-requests]
  *
  * The capacity options override the cluster file's (see config.h);
  * --no-capacity turns throttling off altogether, to measure its cost.
+ * --nng-requests also serves requests arriving over nng (proto/nframe.h),
+ * for routers started with the same flag: a measurement, not the default
+ * (docs/design-notes.md, "The node transport").
  *
  * Every thread of the node runs under SCHED_BATCH unless --sched-normal:
  * a node thread that a request wakes then waits for a free core or the
@@ -67,7 +70,7 @@ usage(void)
 {
 	fprintf(stderr, "usage: kv-node --config FILE --index I [--sync] "
 	    "[--partition-rcu N] [--partition-wcu N] [--burst-seconds N] "
-	    "[--no-capacity] [--sched-normal]\n");
+	    "[--no-capacity] [--sched-normal] [--nng-requests]\n");
 	exit(2);
 }
 
@@ -76,7 +79,7 @@ main(int argc, char **argv)
 {
 	const char *path = NULL;
 	long index = -1;
-	bool sync = false, sched_batch = true;
+	bool sync = false, sched_batch = true, nng_requests = false;
 	char why[512];
 	static node n;
 	server *srv = NULL;
@@ -105,6 +108,8 @@ main(int argc, char **argv)
 			sync = true;
 		else if (strcmp(argv[i], "--sched-normal") == 0)
 			sched_batch = false;
+		else if (strcmp(argv[i], "--nng-requests") == 0)
+			nng_requests = true;
 		else
 			usage();
 	}
@@ -189,7 +194,12 @@ main(int argc, char **argv)
 		    kv_err_name(rv));
 		goto out;
 	}
-	if (server_open(&n, me->url, &srv) != KV_OK)
+	char nng_url[300];
+	if (nng_requests && config_bus_url(me->bus, CONFIG_BUS_REQUESTS,
+	    nng_url, sizeof(nng_url)) != KV_OK)
+		goto out;
+	if (server_open(&n, me->url, nng_requests ? nng_url : NULL, &srv) !=
+	    KV_OK)
 		goto out;
 	if ((rv = cluster_open(&n)) != KV_OK) {
 		fprintf(stderr, "kv-node: cannot join the cluster's messaging "

@@ -57,18 +57,24 @@
 #include <netinet/tcp.h>
 #include <unistd.h>
 
+#include "nframe.h"
 #include "rpc.h"
 
 #define WRITE_TIMEOUT_MS 10000 /* a client that stops reading is dropped */
 #define FLUSH_EVERY 8
+
+/* Replies not yet written: length-prefixed packed responses. */
+typedef struct obuf {
+	uint8_t *p;
+	size_t len, cap;
+} obuf;
 
 typedef struct sconn {
 	server *s;
 	int fd;
 	uint8_t *buf; /* bytes read and not yet served */
 	size_t len, cap;
-	uint8_t *out; /* replies not yet written */
-	size_t olen, ocap;
+	obuf out;
 	unsigned unflushed; /* replies in out */
 	write_run run; /* writes to one item, not in the store yet */
 } sconn;
@@ -81,6 +87,7 @@ struct server {
 	pthread_t acceptor;
 	bool accepting; /* acceptor runs */
 	char path[108]; /* the Unix socket's file, unlinked at close */
+	nframe_server *nf; /* requests over nng (--nng-requests), or NULL */
 	/* Every open connection; guarded by mu, `gone` when one leaves. */
 	pthread_mutex_t mu;
 	pthread_cond_t gone;
@@ -102,13 +109,17 @@ conn_forget(server *s, sconn *c)
 	pthread_mutex_unlock(&s->mu);
 	close(c->fd);
 	free(c->buf);
-	free(c->out);
+	free(c->out.p);
 	free(c);
 }
 
-/* Serves one request frame body; queues the reply. False: drop. */
+/*
+ * Serves one request frame body with write run `run`; appends the reply
+ * to o. False: drop the connection (the run could not be stored, or no
+ * memory).
+ */
 static bool
-serve(server *s, sconn *c, const uint8_t *msg, size_t len)
+serve(node *n, write_run *run, obuf *o, const uint8_t *msg, size_t len)
 {
 	arena a;
 	rpc_request req;
@@ -125,14 +136,14 @@ serve(server *s, sconn *c, const uint8_t *msg, size_t len)
 	 * to the store first. If they cannot, the replies already queued
 	 * must not go out (write_run in node.h).
 	 */
-	if (rv == KV_OK && c->run.p != NULL && !write_run_takes(&c->run, &req) &&
-	    write_run_end(s->n, &c->run) != KV_OK) {
+	if (rv == KV_OK && run->p != NULL && !write_run_takes(run, &req) &&
+	    write_run_end(n, run) != KV_OK) {
 		wire_request_fini(&req);
 		arena_fini(&a);
 		return false;
 	}
 	if (rv == KV_OK)
-		node_dispatch_run(s->n, &req, &a, &resp, &c->run);
+		node_dispatch_run(n, &req, &a, &resp, run);
 	else
 		resp.code = rv;
 	if (wire_pack_response(&resp, &out, &olen) != KV_OK) {
@@ -147,24 +158,32 @@ serve(server *s, sconn *c, const uint8_t *msg, size_t len)
 	arena_fini(&a);
 	if (out == NULL)
 		return false;
-	if (c->ocap - c->olen < olen + 4) {
-		size_t cap = c->ocap == 0 ? 4096 : c->ocap;
-		while (cap - c->olen < olen + 4)
+	if (o->cap - o->len < olen + 4) {
+		size_t cap = o->cap == 0 ? 4096 : o->cap;
+		while (cap - o->len < olen + 4)
 			cap *= 2;
-		uint8_t *nb = realloc(c->out, cap);
+		uint8_t *nb = realloc(o->p, cap);
 		if (nb == NULL) {
 			free(out);
 			return false;
 		}
-		c->out = nb;
-		c->ocap = cap;
+		o->p = nb;
+		o->cap = cap;
 	}
 	for (int i = 0; i < 4; i++)
-		c->out[c->olen++] = (uint8_t) (olen >> (8 * i));
-	memcpy(c->out + c->olen, out, olen);
-	c->olen += olen;
+		o->p[o->len++] = (uint8_t) (olen >> (8 * i));
+	memcpy(o->p + o->len, out, olen);
+	o->len += olen;
 	free(out);
 	return true;
+}
+
+/* The length of the frame at h (4 bytes, little-endian). */
+static uint32_t
+frame_len(const uint8_t *h)
+{
+	return (uint32_t) h[0] | (uint32_t) h[1] << 8 | (uint32_t) h[2] << 16 |
+	    (uint32_t) h[3] << 24;
 }
 
 /*
@@ -178,7 +197,7 @@ flush(server *s, sconn *c)
 	/* The run's writes first: its replies are among those below. */
 	if (write_run_end(s->n, &c->run) != KV_OK)
 		return false;
-	if (c->olen == 0)
+	if (c->out.len == 0)
 		return true;
 	/*
 	 * A log that cannot be written leaves the writes applied but not
@@ -186,13 +205,13 @@ flush(server *s, sconn *c)
 	 * client learns that their outcome is unknown.
 	 */
 	bool ok = store_flush(s->n->st) == KV_OK &&
-	    rpc_send_all(c->fd, c->out, c->olen, 0); /* SO_SNDTIMEO waits */
-	c->olen = 0;
+	    rpc_send_all(c->fd, c->out.p, c->out.len, 0); /* SO_SNDTIMEO */
+	c->out.len = 0;
 	c->unflushed = 0;
-	if (c->ocap > 1024 * 1024) {
-		free(c->out);
-		c->out = NULL;
-		c->ocap = 0;
+	if (c->out.cap > 1024 * 1024) {
+		free(c->out.p);
+		c->out.p = NULL;
+		c->out.cap = 0;
 	}
 	return ok;
 }
@@ -227,13 +246,12 @@ on_readable(server *s, sconn *c)
 		size_t off = 0;
 		while (c->len - off >= 4) {
 			const uint8_t *h = c->buf + off;
-			uint32_t flen = (uint32_t) h[0] | (uint32_t) h[1] << 8 |
-			    (uint32_t) h[2] << 16 | (uint32_t) h[3] << 24;
+			uint32_t flen = frame_len(h);
 			if (flen > RPC_MAX_MESSAGE)
 				return false;
 			if (c->len - off - 4 < flen)
 				break;
-			if (!serve(s, c, h + 4, flen))
+			if (!serve(s->n, &c->run, &c->out, h + 4, flen))
 				return false;
 			off += 4 + (size_t) flen;
 			/*
@@ -264,6 +282,43 @@ on_readable(server *s, sconn *c)
 		if ((size_t) n < space)
 			return true;
 	}
+}
+
+/*
+ * One message of requests over nng (nframe.h): every frame in it served
+ * in order, as one read of a connection is, the writes made durable, and
+ * the replies returned as one message. A message that does not hold whole
+ * frames, or whose writes cannot be stored, is dropped unanswered.
+ */
+static bool
+serve_message(void *arg, const uint8_t *in, size_t len, uint8_t **out,
+    size_t *olen)
+{
+	node *n = arg;
+	write_run run;
+	obuf o = { 0 };
+	size_t off = 0;
+	bool ok = true;
+
+	write_run_init(&run);
+	while (ok && off < len) {
+		if (len - off < 4 || frame_len(in + off) > len - off - 4) {
+			ok = false;
+			break;
+		}
+		uint32_t flen = frame_len(in + off);
+		ok = serve(n, &run, &o, in + off + 4, flen);
+		off += 4 + (size_t) flen;
+	}
+	ok = write_run_end(n, &run) == KV_OK && ok &&
+	    store_flush(n->st) == KV_OK;
+	if (!ok) {
+		free(o.p);
+		return false;
+	}
+	*out = o.p;
+	*olen = o.len;
+	return true;
 }
 
 static void *
@@ -394,7 +449,7 @@ listen_on(server *s, const char *url)
 }
 
 kv_err
-server_open(node *n, const char *url, server **out)
+server_open(node *n, const char *url, const char *nng_url, server **out)
 {
 	server *s = calloc(1, sizeof(*s));
 	if (s == NULL)
@@ -413,6 +468,12 @@ server_open(node *n, const char *url, server **out)
 		server_close(s);
 		return KV_IO;
 	}
+	kv_err rv;
+	if (nng_url != NULL &&
+	    (rv = nframe_serve(nng_url, serve_message, n, &s->nf)) != KV_OK) {
+		server_close(s);
+		return rv;
+	}
 	if (pthread_create(&s->acceptor, NULL, acceptor, s) != 0) {
 		server_close(s);
 		return KV_ENOMEM;
@@ -428,6 +489,7 @@ server_close(server *s)
 	if (s == NULL)
 		return;
 	atomic_store(&s->stop, true);
+	nframe_server_close(s->nf);
 	if (s->wake[1] >= 0 && write(s->wake[1], "x", 1) < 0)
 		perror("kv-node: waking the server");
 	if (s->accepting)

@@ -14,10 +14,13 @@ typedef struct server server;
 /*
  * server_open listens on url and accepts connections, each served by a
  * thread of its own that reads requests, feeds node_dispatch and writes
- * the replies. Returns KV_OK with an owned server in *out (free with
- * server_close()), KV_IO when url cannot be bound, or KV_ENOMEM.
+ * the replies. With nng_url (kv-node --nng-requests), it also serves the
+ * same frames arriving as nng messages there (proto/nframe.h), one
+ * message a round. Returns KV_OK with an owned server in *out (free with
+ * server_close()), KV_IO when an address cannot be bound, or KV_ENOMEM.
  */
-kv_err server_open(node *n, const char *url, server **out);
+kv_err server_open(node *n, const char *url, const char *nng_url,
+    server **out);
 
 /*
  * server_close stops accepting, closes every connection once its running

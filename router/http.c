@@ -76,6 +76,7 @@
 #include "http_parse.h"
 
 #include "http_int.h"
+#include "nframe.h"
 
 static atomic_uint_fast64_t request_seq;
 
@@ -582,10 +583,13 @@ take_done(loop *l)
 static void
 link_close(nlink *k, loop *l)
 {
-	if (k->fd >= 0) {
+	if (k->fd >= 0)
 		epoll_ctl(l->ep, EPOLL_CTL_DEL, k->fd, NULL);
+	if (k->nf != NULL)
+		nframe_close(k->nf); /* its descriptor is nng's */
+	else if (k->fd >= 0)
 		close(k->fd);
-	}
+	k->nf = NULL;
 	k->fd = -1;
 	k->connecting = false;
 	k->out.len = 0;
@@ -631,11 +635,38 @@ link_fail(nlink *k, loop *l, bool sent, kv_err rv)
 	}
 }
 
+/*
+ * --nng-requests: a channel to the node's nng address for requests; the
+ * loop polls nng's descriptor (level-triggered: readable while a message
+ * waits). It connects in the background.
+ */
+static bool
+link_connect_nng(nlink *k, loop *l, uint32_t node)
+{
+	char url[300];
+	if (config_bus_url(l->h->r->cfg.nodes[node].bus, CONFIG_BUS_REQUESTS,
+	    url, sizeof(url)) != KV_OK || nframe_dial(url, &k->nf) != KV_OK)
+		return false;
+	int fd = nframe_fd(k->nf);
+	struct epoll_event ev = { .events = EPOLLIN,
+		.data.u64 = ((uint64_t) node << 32) | 1u };
+	if (fd < 0 || epoll_ctl(l->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
+		nframe_close(k->nf);
+		k->nf = NULL;
+		return false;
+	}
+	k->fd = fd;
+	k->connecting = false;
+	return true;
+}
+
 static bool
 link_connect(nlink *k, loop *l, uint32_t node)
 {
 	struct sockaddr_storage sa;
 	socklen_t len;
+	if (l->h->r->nng_requests)
+		return link_connect_nng(k, l, node);
 	if (rpc_parse_url(l->h->r->cfg.nodes[node].url, &sa, &len) != KV_OK)
 		return false;
 	int fd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
@@ -688,13 +719,93 @@ link_flush(nlink *k, loop *l)
 {
 	if (k->fd < 0 || k->connecting)
 		return true;
+	if (k->nf != NULL) {
+		/*
+		 * One message for all of them. Not sent (not connected yet,
+		 * or nng's queue full): they wait for the next round, and
+		 * the call deadline bounds the wait.
+		 */
+		if (k->out.len == 0 ||
+		    nframe_send(k->nf, k->out.p, k->out.len) != KV_OK)
+			return true;
+		return link_wrote(k, l, (ssize_t) k->out.len);
+	}
 	return link_wrote(k, l, rpc_send_some(k->fd, k->out.p, k->out.len));
+}
+
+/*
+ * Ends the calls whose answers are complete in k->in, oldest first.
+ * False: the link failed meanwhile (a bad frame, or what an answer
+ * started).
+ */
+static bool
+link_take(nlink *k, loop *l)
+{
+	size_t off = 0;
+	while (k->in.len - off >= 4) {
+		const uint8_t *f = (const uint8_t *) k->in.p + off;
+		uint32_t flen = (uint32_t) f[0] | (uint32_t) f[1] << 8 |
+		    (uint32_t) f[2] << 16 | (uint32_t) f[3] << 24;
+		call *q = k->head;
+		if (flen > RPC_MAX_MESSAGE || q == NULL) {
+			link_fail(k, l, true, KV_PROTO);
+			return false;
+		}
+		if (k->in.len - off - 4 < flen)
+			break;
+		k->head = q->next;
+		if (k->head == NULL)
+			k->tail = NULL;
+		rpc_response resp;
+		kv_err rv = wire_unpack_response(f + 4, flen, &q->s.a, &resp);
+		off += 4 + (size_t) flen;
+		call_end(q, rv, rv == KV_OK ? &resp : NULL);
+		if (k->fd < 0)
+			return false; /* failed by what the answer started */
+	}
+	if (off > 0)
+		buf_consume(&k->in, off);
+	return true;
+}
+
+/* --nng-requests: takes every waiting message's answers. */
+static void
+link_read_nng(nlink *k, loop *l)
+{
+	for (;;) {
+		nframe_msg *m;
+		const uint8_t *body;
+		size_t len;
+		kv_err rv = nframe_recv(k->nf, &m, &body, &len);
+		if (rv == KV_BUSY)
+			return;
+		if (rv != KV_OK) {
+			link_fail(k, l, true, KV_UNAVAILABLE);
+			return;
+		}
+		bool ok = buf_reserve(&k->in, len);
+		if (ok) {
+			memcpy(k->in.p + k->in.len, body, len);
+			k->in.len += len;
+		}
+		nframe_msg_free(m);
+		if (!ok) {
+			link_fail(k, l, true, KV_ENOMEM);
+			return;
+		}
+		if (!link_take(k, l))
+			return;
+	}
 }
 
 /* Reads the node's answers on k and ends their calls, oldest first. */
 static void
 link_read(nlink *k, loop *l)
 {
+	if (k->nf != NULL) {
+		link_read_nng(k, l);
+		return;
+	}
 	for (;;) {
 		bool emptied;
 		if (k->pre != PRE_NONE) {
@@ -725,33 +836,7 @@ link_read(nlink *k, loop *l)
 			k->in.len += (size_t) n;
 			emptied = (size_t) n < space; /* a short read */
 		}
-		size_t off = 0;
-		while (k->in.len - off >= 4) {
-			const uint8_t *f = (const uint8_t *) k->in.p + off;
-			uint32_t flen = (uint32_t) f[0] |
-			    (uint32_t) f[1] << 8 | (uint32_t) f[2] << 16 |
-			    (uint32_t) f[3] << 24;
-			call *q = k->head;
-			if (flen > RPC_MAX_MESSAGE || q == NULL) {
-				link_fail(k, l, true, KV_PROTO);
-				return;
-			}
-			if (k->in.len - off - 4 < flen)
-				break;
-			k->head = q->next;
-			if (k->head == NULL)
-				k->tail = NULL;
-			rpc_response resp;
-			kv_err rv = wire_unpack_response(f + 4, flen, &q->s.a,
-			    &resp);
-			off += 4 + (size_t) flen;
-			call_end(q, rv, rv == KV_OK ? &resp : NULL);
-			if (k->fd < 0)
-				return; /* failed by what the answer started */
-		}
-		if (off > 0)
-			buf_consume(&k->in, off);
-		if (k->fd < 0 || emptied)
+		if (!link_take(k, l) || emptied)
 			return; /* failed meanwhile, or emptied */
 	}
 }
@@ -762,6 +847,11 @@ link_event(loop *l, uint32_t node, uint32_t events)
 	nlink *k = &l->links[node];
 	if (k->fd < 0)
 		return;
+	if (k->nf != NULL) {
+		if (events & EPOLLIN)
+			link_read(k, l);
+		return;
+	}
 	if (k->connecting) {
 		int err = 0;
 		socklen_t el = sizeof(err);
@@ -1122,11 +1212,14 @@ loop_run(void *arg)
 					conn_read(c);
 			}
 		}
-		/* Each node's frames of this round, in one write. */
-		if (!l->ring_ok)
-			for (size_t i = 0; i < h->r->cfg.n_nodes; i++)
-				if (l->links[i].out.len > 0)
-					link_flush(&l->links[i], l);
+		/*
+		 * Each node's frames of this round, in one write (the ring's,
+		 * below, except over nng).
+		 */
+		for (size_t i = 0; i < h->r->cfg.n_nodes; i++)
+			if (l->links[i].out.len > 0 &&
+			    (!l->ring_ok || l->links[i].nf != NULL))
+				link_flush(&l->links[i], l);
 		links_expire(l);
 		conns_sweep(l);
 		for (hconn *c = l->conns, *next; c != NULL; c = next) {
@@ -1156,7 +1249,9 @@ loop_fini(loop *l)
 			free(q);
 		}
 		k->head = k->tail = NULL;
-		if (k->fd >= 0)
+		if (k->nf != NULL)
+			nframe_close(k->nf);
+		else if (k->fd >= 0)
 			close(k->fd);
 		buf_fini(&k->out);
 		buf_fini(&k->in);

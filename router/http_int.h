@@ -82,9 +82,12 @@ typedef struct call {
 	api_async s;
 } call;
 
+struct nframe;
+
 /* A loop's connection to one node. */
 typedef struct nlink {
-	int fd;            /* -1: not connected */
+	int fd;            /* -1: not connected; with nf, nng's descriptor */
+	struct nframe *nf; /* --nng-requests: the frames go over nng */
 	bool connecting;
 	unsigned queued;   /* frames in out */
 	buf out, in;

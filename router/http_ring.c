@@ -124,7 +124,7 @@ round_writes(loop *l)
 		for (uint32_t i = 0; i < nodes; i++) {
 			nlink *k = &l->links[i];
 			if (blocked[i] || k->fd < 0 || k->connecting ||
-			    k->out.len == 0)
+			    k->out.len == 0 || k->nf != NULL)
 				continue;
 			w[n] = (ring_write) { NULL, i, k->fd, k->out.len };
 			struct io_uring_sqe *e = io_uring_get_sqe(&l->ring);
@@ -209,7 +209,7 @@ round_reads(loop *l, const struct epoll_event *evs, int n_evs)
 			if (tag & 1u) {
 				x.k = &l->links[(uint32_t) (tag >> 32)];
 				if (x.k->fd < 0 || x.k->connecting ||
-				    x.k->pre != PRE_NONE)
+				    x.k->pre != PRE_NONE || x.k->nf != NULL)
 					continue;
 				b = &x.k->in;
 				x.fd = x.k->fd;

@@ -3,6 +3,7 @@
  * loads the catalog and serves HTTP until SIGINT or SIGTERM.
  *
  *   kv-router --config FILE [--index I] [--port P] [--loops N] [--no-ring]
+ *             [--nng-requests]
  *
  * --index I: which of the cluster file's router lines this router is
  * (default 0): its HTTP address and its survey address. Several routers
@@ -11,6 +12,11 @@
  *
  * --no-ring: each write to a client or a node is its own send, instead of
  * a round's writes going to the kernel together through io_uring.
+ *
+ * --nng-requests: the event loop's frames to each node go as one nng
+ * message a round (proto/nframe.h; the nodes need the same flag), to
+ * measure nng on the request path against the sockets. The workers' calls
+ * keep the sockets.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -37,7 +43,7 @@ usage(void)
 {
 	fprintf(stderr,
 	    "usage: kv-router --config FILE [--index I] [--port P] "
-	    "[--loops N] [--no-ring]\n");
+	    "[--loops N] [--no-ring] [--nng-requests]\n");
 	exit(2);
 }
 
@@ -46,7 +52,7 @@ main(int argc, char **argv)
 {
 	const char *path = NULL;
 	long index = 0, port = 0, loops = HTTP_LOOPS;
-	bool no_ring = false;
+	bool no_ring = false, nng_requests = false;
 	char why[512];
 	static router r;
 	http *h = NULL;
@@ -63,6 +69,8 @@ main(int argc, char **argv)
 			loops = strtol(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--no-ring") == 0)
 			no_ring = true;
+		else if (strcmp(argv[i], "--nng-requests") == 0)
+			nng_requests = true;
 		else
 			usage();
 	}
@@ -95,6 +103,7 @@ main(int argc, char **argv)
 	r.started_ms = (int64_t) now.tv_sec * 1000 + now.tv_nsec / 1000000;
 	r.call_timeout_ms = RPC_DEFAULT_TIMEOUT_MS;
 	r.no_ring = no_ring;
+	r.nng_requests = nng_requests;
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -115,10 +124,11 @@ main(int argc, char **argv)
 		fprintf(stderr, "kv-router: cannot listen on %s\n", r.listen);
 		goto out;
 	}
-	fprintf(stderr, "kv-router: serving http://%s (%s)\n", r.listen,
+	fprintf(stderr, "kv-router: serving http://%s (%s%s)\n", r.listen,
 	    http_ring(h) ? "writes through io_uring" :
 	    no_ring ? "each write alone: --no-ring" :
-	    "each write alone: io_uring refused");
+	    "each write alone: io_uring refused",
+	    nng_requests ? "; node requests over nng" : "");
 	while (!stopping)
 		pause();
 	status = 0;

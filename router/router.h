@@ -34,6 +34,7 @@ typedef struct router {
 	route_snapshot *snap; /* RCU-protected; see route.h */
 	int call_timeout_ms;
 	bool no_ring;      /* each write alone, not through io_uring (http.c) */
+	bool nng_requests; /* the loop's node frames over nng (nframe.h) */
 	api_counters counters[API_N_OPS]; /* indexed as api.c's ops[] */
 	uint32_t index;    /* its line among the cluster file's routers */
 	int64_t started_ms; /* Unix time the process started */

@@ -22,12 +22,17 @@ was wrong or an error other than a throttle came back from our cluster.
 
   chaos/bench/run.py [--seconds S] [--rounds N] [--connections C]
       [--vs dynalite | --vs-url URL] [--open-rate R] [--workloads LIST]
-      [--smoke] [--capacity-overhead] [--json FILE]
+      [--smoke] [--capacity-overhead] [--variants LIST] [--json FILE]
 
 --smoke: 2 s per workload, one round, no peer (the test suite's check
 that every workload's answers are right). --capacity-overhead: GetItem
 on two clusters side by side, one with capacity accounting and one with
---no-capacity, to price the accounting. --memory [N]: load N items
+--no-capacity, to price the accounting. --variants LIST: the same workloads (default get, put, hot-counter) on
+clusters built differently, side by side in one run, alternating and
+each alone (the others paused), with every variant's figures as a ratio
+of the first's: `sockets` (today's cluster), `nng` (the routers' frames
+to the nodes as nng messages, kv-router and kv-node --nng-requests),
+`two-routers` (two routers sharing the port). --memory [N]: load N items
 (default 1,000,000) of 200 bytes, then serve GetItem on them, sampling
 every node's resident size twice a second; fails when a node goes over
 300 MB.
@@ -219,6 +224,82 @@ def median(xs):
     return statistics.median(xs) if xs else None
 
 
+VARIANTS = ("sockets", "nng", "two-routers")
+
+
+def start_variant(args, name):
+    """A fresh cluster built as variant `name` (VARIANTS) describes."""
+    c = Cluster(settings=LIFTED, routers=2 if name == "two-routers" else 1)
+    args.clusters.append(c)
+    if name == "nng":
+        for p in c.nodes + c.routers:
+            p.argv.append("--nng-requests")
+    c.start()
+    return Target(name, c.endpoint, [p.p.pid for p in c.procs()])
+
+
+def variants(args):
+    names = [v for v in args.variants.split(",") if v]
+    for v in names:
+        if v not in VARIANTS:
+            sys.exit("unknown variant %s (%s)" % (v, ", ".join(VARIANTS)))
+    loads = args.workloads.split(",") if args.workloads_given else [
+        "get", "put", "hot-counter"]
+    targets = [start_variant(args, v) for v in names]
+    print("kv bench variants: %s; %d cores, %d connections, %g s per run, "
+          "%d round(s)" % (", ".join(names), os.cpu_count(),
+                           args.connections, args.seconds, args.rounds))
+    res = {t.name: {w: [] for w in loads} for t in targets}
+    bad = []
+    for r in range(args.rounds):
+        for w in loads:
+            order = targets if r % 2 == 0 else list(reversed(targets))
+            for t in order:
+                ensure_loaded(args, t, WORKLOADS[w][1], WORKLOADS[w][0])
+                with Alone(targets, t):
+                    x = run_workload(args, t, w, args.seconds)
+                res[t.name][w].append(x)
+                if x["errors"] or x["wrong"] or x["failed"]:
+                    bad.append((t.name, w, x))
+                print("  round %d %-12s %-12s %9.0f ops/s  p50 %6.2f ms  "
+                      "p99 %6.2f ms" % (r + 1, w, t.name, x["ok_per_s"],
+                                        x["p50_ms"], x["p99_ms"]),
+                      flush=True)
+    print()
+    print("%-12s %-12s %10s %8s %8s %9s %9s" % (
+        "workload", "variant", "ops/s", "p50 ms", "p99 ms", "ops ratio",
+        "p99 ratio"))
+    table = []
+    for w in loads:
+        base = None
+        for t in targets:
+            xs = res[t.name][w]
+            row = {"workload": w, "variant": t.name,
+                   "ops": median([x["ok_per_s"] for x in xs]),
+                   "p50": median([x["p50_ms"] for x in xs]),
+                   "p99": median([x["p99_ms"] for x in xs]),
+                   "rounds": [x["ok_per_s"] for x in xs]}
+            if base is None:
+                base = row
+            row["ops_ratio"] = row["ops"] / base["ops"] if base["ops"] else 0
+            row["p99_ratio"] = row["p99"] / base["p99"] if base["p99"] else 0
+            table.append(row)
+            print("%-12s %-12s %10.0f %8.2f %8.2f %8.3fx %8.3fx" % (
+                w, t.name, row["ops"], row["p50"], row["p99"],
+                row["ops_ratio"], row["p99_ratio"]))
+    os.makedirs(os.path.dirname(args.json), exist_ok=True)
+    with open(args.json, "w") as f:
+        json.dump({"when": time.strftime("%Y-%m-%d %H:%M:%S"),
+                   "cores": os.cpu_count(), "seconds": args.seconds,
+                   "rounds": args.rounds, "connections": args.connections,
+                   "variants": names, "table": table, "runs": res}, f,
+                  indent=1)
+    if bad:
+        print("FAILED: wrong answers or errors: %s" % bad)
+        return 1
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=10)
@@ -230,11 +311,14 @@ def main():
     ap.add_argument("--workloads", default=",".join(DEFAULT))
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--capacity-overhead", action="store_true")
+    ap.add_argument("--variants")
     ap.add_argument("--memory", type=int, nargs="?", const=1000000,
                     default=None, metavar="ITEMS")
     ap.add_argument("--json", default=os.path.join(REPO, ".kv", "bench",
                                                    "latest.json"))
     args = ap.parse_args()
+    args.workloads_given = any(a.startswith("--workloads")
+                               for a in sys.argv[1:])
     build = os.environ.get("KV_BUILD") or os.path.join(REPO, "build")
     args.kvload = os.path.join(build, "chaos", "load", "kv-load")
     if not os.access(args.kvload, os.X_OK):
@@ -253,6 +337,8 @@ def main():
     try:
         if args.capacity_overhead:
             return capacity_overhead(args)
+        if args.variants:
+            return variants(args)
         if args.memory:
             return memory(args)
         return bench(args, names)

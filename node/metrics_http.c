@@ -86,17 +86,26 @@ metrics_http_open(node *n, const char *host, int port, metrics_http **out)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET,
 		.sin_port = htons((uint16_t) port) };
+	/* An IPv6 host comes without its brackets (config.h). */
+	struct sockaddr_in6 sa6 = { .sin6_family = AF_INET6,
+		.sin6_port = htons((uint16_t) port) };
+	struct sockaddr *addr = (struct sockaddr *) &sa;
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD |
+	    MHD_USE_ERROR_LOG;
 	if (strcmp(host, "localhost") == 0)
 		host = "127.0.0.1";
-	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
-		return KV_EINVAL;
+	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
+		if (inet_pton(AF_INET6, host, &sa6.sin6_addr) != 1)
+			return KV_EINVAL;
+		addr = (struct sockaddr *) &sa6;
+		flags |= MHD_USE_IPv6;
+	}
 	metrics_http *m = calloc(1, sizeof(*m));
 	if (m == NULL)
 		return KV_ENOMEM;
 	m->n = n;
-	m->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
-	    MHD_USE_ERROR_LOG, (uint16_t) port, NULL, NULL, on_request, m,
-	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &sa, MHD_OPTION_END);
+	m->d = MHD_start_daemon(flags, (uint16_t) port, NULL, NULL, on_request,
+	    m, MHD_OPTION_SOCK_ADDR, addr, MHD_OPTION_END);
 	if (m->d == NULL) {
 		free(m);
 		return KV_IO;

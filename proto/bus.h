@@ -24,6 +24,15 @@
 #define BUS_RECONNECT_MIN_MS 20
 #define BUS_RECONNECT_MAX_MS 500
 
+/*
+ * A thread that receives waits at most BUS_TICK_MS at a time, then looks
+ * whether it should stop. Sockets are closed only once the threads that
+ * receive on them have stopped: nng 1.5.2 can deadlock in nng_close while
+ * another thread is blocked receiving on the socket (nng issues #1543 and
+ * #1813, fixed in later releases).
+ */
+#define BUS_TICK_MS 250
+
 /* bus_err translates an nng error code (0 is KV_OK). */
 kv_err bus_err(int nng_rv);
 

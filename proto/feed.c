@@ -29,8 +29,6 @@
 #include "wire.h"
 #include "wire_cluster.h"
 
-/* How long a subscriber's receive waits before it looks around. */
-#define SUB_TICK_MS 250
 /* After a failed fetch, the next try. */
 #define FETCH_RETRY_MS 200
 
@@ -382,8 +380,11 @@ sub_run(void *arg)
 
 	while (!atomic_load(&s->stop)) {
 		int64_t now = bus_mono_ms();
-		if (atomic_exchange(&s->reconnected, false))
+		if (atomic_exchange(&s->reconnected, false)) {
+			/* What was sent meanwhile is lost to us: a gap. */
+			atomic_fetch_add(&s->gaps, 1);
 			need = true;
+		}
 		if (now - heard >= FEED_SILENCE_MS) {
 			need = true; /* the safety net: nothing heard */
 			heard = now;
@@ -431,7 +432,7 @@ feed_sub_open(const char *url, feed_fetch_fn fetch, feed_install_fn install,
 		    0));
 	if (e == KV_OK)
 		e = bus_err(nng_socket_set_ms(s->sock, NNG_OPT_RECVTIMEO,
-		    SUB_TICK_MS));
+		    BUS_TICK_MS));
 	if (e == KV_OK)
 		e = bus_err(nng_pipe_notify(s->sock, NNG_PIPE_EV_ADD_POST,
 		    on_pipe, s));
@@ -455,8 +456,8 @@ feed_sub_close(feed_sub *s)
 	if (s == NULL)
 		return;
 	atomic_store(&s->stop, true);
-	nng_close(s->sock); /* ends a receive in progress */
-	pthread_join(s->th, NULL);
+	pthread_join(s->th, NULL); /* within BUS_TICK_MS, or a fetch */
+	nng_close(s->sock);
 	catalog_free(s->cur);
 	pthread_mutex_destroy(&s->mu);
 	free(s);

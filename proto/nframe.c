@@ -16,6 +16,7 @@
 #include "nframe.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -38,6 +39,7 @@ struct nframe_server {
 	nframe_serve_fn fn;
 	void *arg;
 	pthread_t th;
+	atomic_bool stop;
 };
 
 kv_err
@@ -148,9 +150,12 @@ static void *
 serve_run(void *arg)
 {
 	nframe_server *s = arg;
-	for (;;) {
+	while (!atomic_load(&s->stop)) {
 		nng_msg *m;
-		if (nng_recvmsg(s->sock, &m, 0) != 0)
+		int rv = nng_recvmsg(s->sock, &m, 0);
+		if (rv == NNG_ETIMEDOUT)
+			continue;
+		if (rv != 0)
 			break; /* closed */
 		uint8_t *out = NULL;
 		size_t olen = 0;
@@ -183,7 +188,11 @@ nframe_serve(const char *url, nframe_serve_fn fn, void *arg,
 		free(s);
 		return bus_err(rv);
 	}
+	atomic_init(&s->stop, false);
 	kv_err e = bus_setup(s->sock);
+	if (e == KV_OK)
+		e = bus_err(nng_socket_set_ms(s->sock, NNG_OPT_RECVTIMEO,
+		    BUS_TICK_MS));
 	if (e == KV_OK)
 		e = bus_listen(s->sock, url, "requests over nng");
 	if (e == KV_OK && pthread_create(&s->th, NULL, serve_run, s) != 0)
@@ -202,7 +211,8 @@ nframe_server_close(nframe_server *s)
 {
 	if (s == NULL)
 		return;
-	nng_close(s->sock);
+	atomic_store(&s->stop, true);
 	pthread_join(s->th, NULL);
+	nng_close(s->sock);
 	free(s);
 }

@@ -46,6 +46,7 @@ struct peer {
 	uint32_t self;
 	handler handlers[PEER_TYPES];
 	bool listening;
+	atomic_bool stop; /* the workers leave */
 	nng_socket srv;
 	pthread_t workers[PEER_WORKERS];
 	int n_workers;
@@ -59,6 +60,7 @@ peer_open(uint32_t self, peer **out)
 	if (p == NULL)
 		return KV_ENOMEM;
 	p->self = self;
+	atomic_init(&p->stop, false);
 	for (size_t i = 0; i < CONFIG_MAX_NODES; i++)
 		atomic_init(&p->nodes[i].pipes, 0);
 	*out = p;
@@ -111,14 +113,15 @@ worker(void *arg)
 		nng_ctx_close(ctx);
 		return NULL;
 	}
-	for (;;) {
+	while (!atomic_load(&p->stop)) {
+		nng_aio_set_timeout(aio, BUS_TICK_MS);
 		nng_ctx_recv(ctx, aio);
 		nng_aio_wait(aio);
 		int rv = nng_aio_result(aio);
 		if (rv == NNG_ECLOSED)
 			break;
 		if (rv != 0)
-			continue;
+			continue; /* a tick: look at stop */
 		nng_msg *m = nng_aio_get_msg(aio);
 		uint8_t *buf = NULL;
 		size_t len = 0;
@@ -134,6 +137,7 @@ worker(void *arg)
 		}
 		free(buf);
 		nng_aio_set_msg(aio, m);
+		nng_aio_set_timeout(aio, NNG_DURATION_DEFAULT);
 		nng_ctx_send(ctx, aio);
 		nng_aio_wait(aio);
 		if (nng_aio_result(aio) != 0)
@@ -285,13 +289,13 @@ peer_close(peer *p)
 {
 	if (p == NULL)
 		return;
+	atomic_store(&p->stop, true);
+	for (int i = 0; i < p->n_workers; i++)
+		pthread_join(p->workers[i], NULL);
+	if (p->listening)
+		nng_close(p->srv);
 	for (size_t i = 0; i < CONFIG_MAX_NODES; i++)
 		if (p->nodes[i].added)
 			nng_close(p->nodes[i].sock);
-	if (p->listening) {
-		nng_close(p->srv);
-		for (int i = 0; i < p->n_workers; i++)
-			pthread_join(p->workers[i], NULL);
-	}
 	free(p);
 }

@@ -31,15 +31,19 @@ struct survey_resp {
 	survey_answer_fn fn;
 	void *arg;
 	pthread_t th;
+	atomic_bool stop;
 };
 
 static void *
 resp_run(void *arg)
 {
 	survey_resp *r = arg;
-	for (;;) {
+	while (!atomic_load(&r->stop)) {
 		nng_msg *m;
-		if (nng_recvmsg(r->sock, &m, 0) != 0)
+		int nrv = nng_recvmsg(r->sock, &m, 0);
+		if (nrv == NNG_ETIMEDOUT)
+			continue;
+		if (nrv != 0)
 			break; /* closed */
 		uint32_t what = 0;
 		kv_err rv = wire_unpack_survey_ask(nng_msg_body(m),
@@ -79,7 +83,11 @@ survey_resp_open(const char *url, survey_answer_fn fn, void *arg,
 		free(r);
 		return bus_err(rv);
 	}
+	atomic_init(&r->stop, false);
 	kv_err e = bus_setup(r->sock);
+	if (e == KV_OK)
+		e = bus_err(nng_socket_set_ms(r->sock, NNG_OPT_RECVTIMEO,
+		    BUS_TICK_MS));
 	if (e == KV_OK)
 		e = bus_listen(r->sock, url, "surveys");
 	if (e == KV_OK && pthread_create(&r->th, NULL, resp_run, r) != 0)
@@ -98,8 +106,9 @@ survey_resp_close(survey_resp *r)
 {
 	if (r == NULL)
 		return;
-	nng_close(r->sock);
+	atomic_store(&r->stop, true);
 	pthread_join(r->th, NULL);
+	nng_close(r->sock);
 	free(r);
 }
 

@@ -32,7 +32,12 @@ clusters built differently, side by side in one run, alternating and
 each alone (the others paused), with every variant's figures as a ratio
 of the first's: `sockets` (today's cluster), `nng` (the routers' frames
 to the nodes as nng messages, kv-router and kv-node --nng-requests),
-`two-routers` (two routers sharing the port). --memory [N]: load N items
+`two-routers` (two routers sharing the port). --catalog-propagation:
+on a cluster of two routers and three nodes, CHANGES catalog changes
+(partition epoch bumps through kv-admin, 20 a second) made while the
+cluster is idle and again while GetItem runs closed loop; reports how
+long each took to reach the last router (kv-admin feed-lag).
+--memory [N]: load N items
 (default 1,000,000) of 200 bytes, then serve GetItem on them, sampling
 every node's resident size twice a second; fails when a node goes over
 300 MB.
@@ -238,6 +243,43 @@ def start_variant(args, name):
     return Target(name, c.endpoint, [p.p.pid for p in c.procs()])
 
 
+def propagation(args):
+    """Catalog changes while idle and under load, and how long each took
+    to reach the last router (the catalog feed, proto/feed.h)."""
+    c = Cluster(settings=LIFTED, routers=2)
+    args.clusters.append(c)
+    c.start()
+    t = Target("kv", c.endpoint, [p.p.pid for p in c.procs()])
+    ensure_loaded(args, t, "item", "get")
+    out = {}
+    for phase in ("idle", "under GetItem load"):
+        load = None
+        if phase != "idle":
+            load = subprocess.Popen(
+                [args.kvload, "--url", t.url, "--quiet", "--table", "bench",
+                 "--workload", "get", "--keys", str(KEYS), "--connections",
+                 str(args.connections), "--duration",
+                 str(args.changes / 20.0 + 3)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(1)
+        since = c.status()["catalog_version"]
+        for i in range(args.changes):
+            c.admin("bump-epoch", "bench", i % c.partitions)
+            time.sleep(0.05)
+        if load is not None:
+            load.wait(60)
+        time.sleep(0.5)
+        text = c.admin("feed-lag", "--since", since)
+        out[phase] = text
+        print("%s: %d changes\n%s" % (phase, args.changes, text),
+              flush=True)
+    os.makedirs(os.path.dirname(args.json), exist_ok=True)
+    with open(args.json, "w") as f:
+        json.dump({"when": time.strftime("%Y-%m-%d %H:%M:%S"),
+                   "changes": args.changes, "feed_lag": out}, f, indent=1)
+    return 0
+
+
 def variants(args):
     names = [v for v in args.variants.split(",") if v]
     for v in names:
@@ -312,6 +354,8 @@ def main():
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--capacity-overhead", action="store_true")
     ap.add_argument("--variants")
+    ap.add_argument("--catalog-propagation", action="store_true")
+    ap.add_argument("--changes", type=int, default=300)
     ap.add_argument("--memory", type=int, nargs="?", const=1000000,
                     default=None, metavar="ITEMS")
     ap.add_argument("--json", default=os.path.join(REPO, ".kv", "bench",
@@ -339,6 +383,8 @@ def main():
             return capacity_overhead(args)
         if args.variants:
             return variants(args)
+        if args.catalog_propagation:
+            return propagation(args)
         if args.memory:
             return memory(args)
         return bench(args, names)

@@ -63,9 +63,13 @@ PORTS_FILE = os.path.join(tempfile.gettempdir(),
 PORTS_KEPT_SECONDS = 600
 
 
-def free_port():
-    """A TCP port on 127.0.0.1 that was free a moment ago and that no test
-    process here was given in the last PORTS_KEPT_SECONDS."""
+def free_port(host="127.0.0.1", span=1):
+    """A TCP port P on host (127.0.0.1 or an IPv6 address such as ::1)
+    such that P .. P+span-1 were free a moment ago and none of them was
+    given to a test process here in the last PORTS_KEPT_SECONDS. span 4
+    suits a tcp:// node URL, whose next three ports carry its nng traffic
+    (config_bus_url)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with open(PORTS_FILE + ".lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         now = time.time()
@@ -79,16 +83,31 @@ def free_port():
         except (OSError, ValueError):
             given = {}
         for _ in range(100):
-            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-                s.bind(("127.0.0.1", 0))
+            with socket.socket(family, socket.SOCK_STREAM) as s:
+                s.bind((host, 0))
                 port = s.getsockname()[1]
-            if port not in given:
+            if all(p not in given for p in range(port, port + span)) and \
+                    _ports_free(family, host, port + 1, span - 1):
                 break
-        given[port] = now
+        for p in range(port, port + span):
+            given[p] = now
         with open(PORTS_FILE + ".tmp", "w") as f:
             f.writelines("%d %f\n" % kv for kv in given.items())
         os.replace(PORTS_FILE + ".tmp", PORTS_FILE)
         return port
+
+
+def _ports_free(family, host, first, n):
+    """Whether ports first .. first+n-1 of host can be bound now."""
+    for port in range(first, first + n):
+        if port > 65535:
+            return False
+        try:
+            with socket.socket(family, socket.SOCK_STREAM) as s:
+                s.bind((host, port))
+        except OSError:
+            return False
+    return True
 
 
 def wait_until(fn, timeout=10.0, interval=0.05, what="condition"):
@@ -217,10 +236,15 @@ class Cluster:
     PARTITIONS = 4
 
     def __init__(self, nodes=NODES, partitions=PARTITIONS, settings=(),
-                 routers=1):
+                 routers=1, host="127.0.0.1", tcp_nodes=False):
         """settings: more cluster-file lines, such as "partition-wcu 50"
         (the ceilings default to DynamoDB's). routers: how many routers
-        share the HTTP port (SO_REUSEPORT); self.router is the first."""
+        share the HTTP port (SO_REUSEPORT); self.router is the first.
+        host: the address the routers listen on and nodes serve
+        /metrics on, e.g. "::1" (written [::1] in the cluster file and
+        the endpoint). tcp_nodes: nodes on tcp://HOST:PORT URLs (nng on
+        the next three ports) and routers answering surveys on
+        bus=tcp://HOST:PORT, instead of ipc:// sockets in the folder."""
         self.external = bool(os.environ.get("KV_ENDPOINT"))
         self.build = os.environ.get("KV_BUILD") or os.path.join(REPO, "build")
         self.n_nodes = nodes
@@ -238,22 +262,31 @@ class Cluster:
             self.endpoint = os.environ["KV_ENDPOINT"].rstrip("/")
             return
         self.dir = tempfile.mkdtemp(prefix="kv-it-")
-        self.port = free_port()
-        self.endpoint = "http://127.0.0.1:%d" % self.port
+        self.host = host
+        hp = "[%s]" % host if ":" in host else host  # as URLs write it
+        self.port = free_port(host)
+        self.endpoint = "http://%s:%d" % (hp, self.port)
         self.config = os.path.join(self.dir, "cluster.conf")
         lines = ["# written by tests/integration/cluster.py",
                  "partitions %d" % partitions] + list(settings)
         # Each node also serves GET /metrics on a loopback port.
         self.node_metrics = []
         for i in range(nodes):
-            mport = free_port()
-            self.node_metrics.append("http://127.0.0.1:%d/metrics" % mport)
-            lines.append("node ipc://%s %s 127.0.0.1:%d" % (
-                os.path.join(self.dir, "node%d.ipc" % i),
-                os.path.join(self.dir, "data", "node%d" % i), mport))
+            mport = free_port(host)
+            self.node_metrics.append("http://%s:%d/metrics" % (hp, mport))
+            if tcp_nodes:
+                url = "tcp://%s:%d" % (hp, free_port(host, span=4))
+            else:
+                url = "ipc://" + os.path.join(self.dir, "node%d.ipc" % i)
+            lines.append("node %s %s %s:%d" % (
+                url, os.path.join(self.dir, "data", "node%d" % i), hp,
+                mport))
         for i in range(routers):
-            lines.append("router 127.0.0.1:%d bus=ipc://%s" % (
-                self.port, os.path.join(self.dir, "router%d" % i)))
+            if tcp_nodes:  # peer and survey ports (config_bus_url)
+                bus = "tcp://%s:%d" % (hp, free_port(host, span=2))
+            else:
+                bus = "ipc://" + os.path.join(self.dir, "router%d" % i)
+            lines.append("router %s:%d bus=%s" % (hp, self.port, bus))
         with open(self.config, "w") as f:
             f.write("\n".join(lines) + "\n")
         for i in range(nodes):

@@ -89,17 +89,35 @@ config_bus_url(const char *base, config_bus which, char *out, size_t outlen)
 	return n < 0 || (size_t) n >= outlen ? KV_EINVAL : KV_OK;
 }
 
-/* A node's default bus base: its URL, one port up for TCP. */
+/* Whether every address of bus base `base` can be derived. */
+static bool
+bus_ok(const char *base)
+{
+	char probe[300];
+	for (int w = CONFIG_BUS_PEER; w <= CONFIG_BUS_FEED; w++)
+		if (config_bus_url(base, (config_bus) w, probe,
+		    sizeof(probe)) != KV_OK)
+			return false;
+	return true;
+}
+
+/*
+ * A node's default bus base: its URL, one port up for TCP. KV_EINVAL for
+ * a URL that is neither ipc://PATH nor tcp://HOST:PORT, or whose nng
+ * ports would pass 65535.
+ */
 static kv_err
 default_bus(const char *url, char *out, size_t outlen)
 {
 	if (strncmp(url, "ipc://", 6) == 0) {
-		if (strlen(url) >= outlen)
+		if (strlen(url) >= outlen || url[6] == '\0')
 			return KV_EINVAL;
 		strcpy(out, url);
-		return KV_OK;
+	} else if (config_bus_url(url, CONFIG_BUS_SURVEY, out, outlen) !=
+	    KV_OK) {
+		return KV_EINVAL;
 	}
-	return config_bus_url(url, CONFIG_BUS_SURVEY, out, outlen);
+	return bus_ok(out) ? KV_OK : KV_EINVAL;
 }
 
 /* Takes "bus=URL" into out; false when w is not such a word. */
@@ -108,9 +126,7 @@ bus_word(const char *w, char *out, size_t outlen, bool *bad)
 {
 	if (w == NULL || strncmp(w, "bus=", 4) != 0)
 		return false;
-	char probe[300];
-	if (strlen(w + 4) >= outlen || config_bus_url(w + 4, CONFIG_BUS_FEED,
-	    probe, sizeof(probe)) != KV_OK)
+	if (strlen(w + 4) >= outlen || !bus_ok(w + 4))
 		*bad = true;
 	else
 		strcpy(out, w + 4);
@@ -182,7 +198,8 @@ check_addresses(const config *c, const char *path, char *why, size_t whylen)
 		bool shared = false;
 		for (size_t k = 0; k < n; k++)
 			shared |= strcmp(u[k].url, url) == 0 &&
-			    strncmp(u[k].who, "router", 6) == 0;
+			    strncmp(u[k].who, "router", 6) == 0 &&
+			    strstr(u[k].who, "HTTP") != NULL;
 		if (!shared)
 			add_use(u, &n, url, "router %u's %s", (unsigned) i,
 			    "HTTP");

@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bus_exit.h"
 #include "config.h"
 #include "feed.h"
 #include "metrics.h"
@@ -630,6 +631,7 @@ main(int argc, char **argv)
 		rc = feed_fault(nodes[0], argv[4], argv[5]);
 	else
 		fprintf(stderr, "kv-admin: unknown command %s\n", argv[3]);
+	bus_exit_begin(); /* a late answer could hang nng_close (bus_exit.h) */
 	surveyor_close(mb.sv);
 	for (size_t i = 0; i < cfg.n_nodes; i++)
 		rpc_client_close(nodes[i]);

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bus_exit.h"
 #include "catalog_node.h"
 #include "cluster.h"
 #include "metrics_http.h"
@@ -224,6 +225,7 @@ main(int argc, char **argv)
 		pause();
 	status = 0;
 out:
+	bus_exit_begin(); /* nng sockets are left to the exit (bus_exit.h) */
 	metrics_http_close(mh);
 	cluster_stop(&n);
 	server_close(srv);

@@ -19,6 +19,7 @@
 
 #include <nng/nng.h>
 
+#include "bus_exit.h"
 #include "err.h"
 
 #define BUS_RECONNECT_MIN_MS 20

@@ -240,7 +240,8 @@ feed_pub_close(feed_pub *p)
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
 	pthread_join(p->hb, NULL);
-	if (p->open)
+	/* At exit the socket stays open to the end (bus_exit.h). */
+	if (p->open && !bus_exit_started())
 		nng_close(p->sock);
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
@@ -457,6 +458,8 @@ feed_sub_close(feed_sub *s)
 		return;
 	atomic_store(&s->stop, true);
 	pthread_join(s->th, NULL); /* within BUS_TICK_MS, or a fetch */
+	if (bus_exit_started())
+		return; /* the socket stays to the exit, and s with it */
 	nng_close(s->sock);
 	catalog_free(s->cur);
 	pthread_mutex_destroy(&s->mu);

@@ -141,7 +141,9 @@ nframe_close(nframe *c)
 {
 	if (c == NULL)
 		return;
-	nng_close(c->sock);
+	/* At exit the socket stays open to the end (bus_exit.h). */
+	if (!bus_exit_started())
+		nng_close(c->sock);
 	free(c->sent);
 	free(c);
 }
@@ -213,6 +215,8 @@ nframe_server_close(nframe_server *s)
 		return;
 	atomic_store(&s->stop, true);
 	pthread_join(s->th, NULL);
-	nng_close(s->sock);
+	/* At exit the socket stays open to the end (bus_exit.h). */
+	if (!bus_exit_started())
+		nng_close(s->sock);
 	free(s);
 }

@@ -292,6 +292,8 @@ peer_close(peer *p)
 	atomic_store(&p->stop, true);
 	for (int i = 0; i < p->n_workers; i++)
 		pthread_join(p->workers[i], NULL);
+	if (bus_exit_started())
+		return; /* the sockets stay to the exit, and p with them */
 	if (p->listening)
 		nng_close(p->srv);
 	for (size_t i = 0; i < CONFIG_MAX_NODES; i++)

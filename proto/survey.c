@@ -11,6 +11,13 @@
  * REM_POST, which nng pairs one to one. surveyor_ask runs on the caller's
  * thread; answers are matched to targets by the dialer of the pipe they
  * came on, not by what they claim.
+ *
+ * The surveyor socket is raw: surveyor_ask puts the survey's id in the
+ * header itself, keeps its own deadline with the receive timeout, and
+ * drops answers to earlier surveys. nng 1.5.2's cooked SURVEYOR, with
+ * its survey timer, could hang in nng_close when an answer arrived as
+ * the socket closed (kv-admin closes right after its survey), nine times
+ * in ten in the test that sweeps that window.
  */
 #include "survey.h"
 
@@ -108,7 +115,9 @@ survey_resp_close(survey_resp *r)
 		return;
 	atomic_store(&r->stop, true);
 	pthread_join(r->th, NULL);
-	nng_close(r->sock);
+	/* At exit the socket stays open to the end (bus_exit.h). */
+	if (!bus_exit_started())
+		nng_close(r->sock);
 	free(r);
 }
 
@@ -126,6 +135,7 @@ struct surveyor {
 	nng_socket sock;
 	target *t;
 	size_t n;
+	uint32_t next; /* the next survey's id */
 };
 
 static target *
@@ -159,7 +169,7 @@ surveyor_open(const survey_target *targets, size_t n, surveyor **out)
 		return KV_ENOMEM;
 	}
 	s->n = n;
-	int rv = nng_surveyor0_open(&s->sock);
+	int rv = nng_surveyor0_open_raw(&s->sock);
 	if (rv != 0) {
 		free(s->t);
 		free(s);
@@ -194,8 +204,8 @@ surveyor_open(const survey_target *targets, size_t n, surveyor **out)
 void
 surveyor_close(surveyor *s)
 {
-	if (s == NULL)
-		return;
+	if (s == NULL || bus_exit_started())
+		return; /* the socket stays to the exit, and s with it */
 	nng_close(s->sock); /* no callback runs after this returns */
 	for (size_t i = 0; i < s->n; i++)
 		free(s->t[i].url);
@@ -249,13 +259,15 @@ surveyor_ask(surveyor *s, uint32_t what, int connect_ms, int deadline_ms,
 	kv_err rv = wire_pack_survey_ask(what, &buf, &len);
 	if (rv != KV_OK)
 		return rv;
-	nng_msg *m;
-	int nrv = nng_socket_set_ms(s->sock, NNG_OPT_SURVEYOR_SURVEYTIME,
-	    deadline_ms);
-	if (nrv == 0)
-		nrv = nng_msg_alloc(&m, 0);
-	if (nrv == 0 && (nrv = nng_msg_append(m, buf, len)) == 0 &&
-	    (nrv = nng_sendmsg(s->sock, m, 0)) != 0)
+	/* A survey's id has its top bit set (nng's SURVEYOR header). */
+	uint32_t id = (s->next++ & 0x7fffffffu) | 0x80000000u;
+	nng_msg *m = NULL;
+	int nrv = nng_msg_alloc(&m, 0);
+	if (nrv == 0 && (nrv = nng_msg_header_append_u32(m, id)) == 0 &&
+	    (nrv = nng_msg_append(m, buf, len)) == 0 &&
+	    (nrv = nng_sendmsg(s->sock, m, 0)) == 0)
+		m = NULL;
+	if (m != NULL)
 		nng_msg_free(m);
 	free(buf);
 	if (nrv != 0)
@@ -269,7 +281,14 @@ surveyor_ask(surveyor *s, uint32_t what, int connect_ms, int deadline_ms,
 		nng_socket_set_ms(s->sock, NNG_OPT_RECVTIMEO,
 		    (nng_duration) left);
 		if (nng_recvmsg(s->sock, &m, 0) != 0)
-			break; /* the survey expired, or closed */
+			break; /* the deadline passed, or closed */
+		/* An answer to an earlier survey, come late, is dropped. */
+		uint32_t got_id;
+		if (nng_msg_header_len(m) != 4 ||
+		    nng_msg_header_trim_u32(m, &got_id) != 0 || got_id != id) {
+			nng_msg_free(m);
+			continue;
+		}
 		target *t = by_dialer(s, nng_dialer_id(nng_pipe_dialer(
 		    nng_msg_get_pipe(m))));
 		survey_result *r = t != NULL ? &results[t - s->t] : NULL;

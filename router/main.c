@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bus_exit.h"
 #include "conn.h"
 #include "http.h"
 #include "member.h"
@@ -133,6 +134,7 @@ main(int argc, char **argv)
 		pause();
 	status = 0;
 out:
+	bus_exit_begin(); /* nng sockets are left to the exit (bus_exit.h) */
 	http_close(h);
 	member_close();
 	route_close(&r);

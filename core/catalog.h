@@ -113,8 +113,8 @@ kv_err table_copy(const table *t, table *out);
  * catalog_apply returns in *out an owned catalog (free with
  * catalog_free()) made of base's tables, less those whose id is in
  * gone[0..n_gone) or in ups, plus copies of ups[0..n_ups) (a table that
- * is new or changed), sorted by name, with the given version and
- * next_table_id. base may be NULL (no tables). Borrows everything.
+ * is new or changed) whose id is not in gone, sorted by name, with the
+ * given version and next_table_id. base may be NULL (no tables). Borrows everything.
  * Returns KV_OK, KV_ENOMEM, or KV_CORRUPT when the result would hold two
  * tables of one name (a change that does not fit base).
  */

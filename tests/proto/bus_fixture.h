@@ -1,0 +1,155 @@
+/*
+ * bus_fixture.h — what the nng tests of proto/ (feed, survey, peer) share:
+ * a fresh temporary folder for ipc:// addresses, removed afterwards (and
+ * swept by a later run if its test was killed), the clocks, closing
+ * several things at once, and waiting for a condition with a deadline
+ * instead of fixed sleeps (so the tests are fast when the machine is idle
+ * and still pass when it is loaded).
+ */
+#ifndef KV_BUS_FIXTURE_H
+#define KV_BUS_FIXTURE_H
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+static inline int64_t
+tu_mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* tu_now_us: Unix time in microseconds, the clock the feed stamps. */
+static inline int64_t
+tu_now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static inline void
+tu_sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long) (ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * TU_WAIT_FOR evaluates cond every 2 ms until it holds or ms have passed;
+ * its value is whether it held.
+ */
+#define TU_WAIT_FOR(cond, ms) __extension__ ({ \
+	int64_t tu_end_ = tu_mono_ms() + (ms); \
+	bool tu_ok_; \
+	while (!(tu_ok_ = (cond)) && tu_mono_ms() < tu_end_) \
+		tu_sleep_ms(2); \
+	tu_ok_; \
+})
+
+/*
+ * tu_parallel runs fn(args[0..n)) on n threads at once and waits for them
+ * all: closing several sockets each of which waits up to BUS_TICK_MS for
+ * its thread costs one tick instead of n.
+ */
+static inline void
+tu_parallel(void *(*fn)(void *), void *const *args, size_t n)
+{
+	pthread_t th[16];
+	cr_assert_leq(n, 16);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(pthread_create(&th[i], NULL, fn, args[i]), 0);
+	for (size_t i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+}
+
+/* The temporary folder of the running test (tu_dir_make). */
+static char tu_dir[64];
+
+static inline void tu_remove_dir(const char *dir);
+
+/*
+ * tu_sweep removes the folders /tmp/<prefix>-<pid>.* of test processes
+ * that are gone without their teardown (a test that timed out is
+ * killed), so that such runs do not fill /tmp.
+ */
+static inline void
+tu_sweep(const char *prefix)
+{
+	DIR *d = opendir("/tmp");
+	if (d == NULL)
+		return;
+	size_t n = strlen(prefix);
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		long pid;
+		char rest[16];
+		if (strncmp(e->d_name, prefix, n) != 0 || e->d_name[n] != '-' ||
+		    sscanf(e->d_name + n + 1, "%ld.%15s", &pid, rest) != 2 ||
+		    pid <= 0 || kill((pid_t) pid, 0) == 0 || errno != ESRCH)
+			continue;
+		char dir[300];
+		snprintf(dir, sizeof(dir), "/tmp/%s", e->d_name);
+		tu_remove_dir(dir);
+	}
+	closedir(d);
+}
+
+static inline void
+tu_dir_make(const char *prefix)
+{
+	tu_sweep(prefix);
+	snprintf(tu_dir, sizeof(tu_dir), "/tmp/%s-%ld.XXXXXX", prefix,
+	    (long) getpid());
+	cr_assert_not_null(mkdtemp(tu_dir), "mkdtemp");
+}
+
+/* tu_url writes "ipc://<dir>/<name>" into out. */
+static inline void
+tu_url(char *out, size_t outlen, const char *name)
+{
+	int n = snprintf(out, outlen, "ipc://%s/%s", tu_dir, name);
+	cr_assert(n > 0 && (size_t) n < outlen);
+}
+
+/* tu_remove_dir removes dir and whatever sockets are left in it. */
+static inline void
+tu_remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d != NULL) {
+		struct dirent *e;
+		char path[600];
+		while ((e = readdir(d)) != NULL) {
+			if (strcmp(e->d_name, ".") == 0 ||
+			    strcmp(e->d_name, "..") == 0)
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			unlink(path);
+		}
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+/* tu_dir_remove removes the running test's folder. */
+static inline void
+tu_dir_remove(void)
+{
+	if (tu_dir[0] != '\0')
+		tu_remove_dir(tu_dir);
+	tu_dir[0] = '\0';
+}
+
+#endif

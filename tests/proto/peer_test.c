@@ -1,0 +1,400 @@
+/*
+ * peer_test.c — the node-to-node seam (proto/peer.c) over real nng
+ * sockets in this process: two seams, node 0 and node 1, each listening
+ * on its own ipc:// address in a fresh temporary folder and calling the
+ * other. Checked: a handler's answer comes back with its code, message
+ * and body; a type without a handler is KV_PROTO; a node never added or
+ * not listening is KV_UNAVAILABLE after the connect grace, not the whole
+ * timeout; a slow handler is KV_TIMEDOUT; concurrent calls each get their
+ * own answer; closing is clean (run it under LeakSanitizer too).
+ */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bus_fixture.h"
+#include "config.h"
+#include "peer.h"
+
+#define T_ECHO PEER_VERB /* echoes the body */
+#define T_SLOW 2         /* waits (for slow_release or 10 s), then echoes */
+#define T_NONE 3         /* no handler */
+
+typedef struct node_ctx {
+	uint32_t self;
+	atomic_uint calls;
+	atomic_uint slow_calls;
+	atomic_uint wrong_from; /* messages whose sender is not the other */
+} node_ctx;
+
+static node_ctx CTX[2];
+static peer *P[2];
+static char URL[2][128];
+
+static pthread_mutex_t slow_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t slow_cv = PTHREAD_COND_INITIALIZER;
+static bool slow_release;
+
+/*
+ * Echoes the body. A body starting with "code:" answers with that code
+ * (a number) and a message instead.
+ */
+static void
+echo(void *arg, const peer_msg *m, arena *a, peer_reply *out)
+{
+	node_ctx *c = arg;
+	atomic_fetch_add(&c->calls, 1);
+	if (m->from != 1 - c->self)
+		atomic_fetch_add(&c->wrong_from, 1);
+	if (m->len > 5 && memcmp(m->body, "code:", 5) == 0) {
+		char *s = arena_dup(a, m->body + 5, m->len - 5);
+		out->code = (kv_err) atoi(s);
+		out->message = "as you asked";
+		return;
+	}
+	uint8_t *b = arena_alloc(a, m->len + 1);
+	if (b == NULL) {
+		out->code = KV_ENOMEM;
+		return;
+	}
+	if (m->len > 0)
+		memcpy(b, m->body, m->len);
+	out->code = KV_OK;
+	out->body = b;
+	out->len = m->len;
+}
+
+static void
+slow(void *arg, const peer_msg *m, arena *a, peer_reply *out)
+{
+	node_ctx *c = arg;
+	atomic_fetch_add(&c->slow_calls, 1);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 10;
+	pthread_mutex_lock(&slow_mu);
+	while (!slow_release && pthread_cond_timedwait(&slow_cv, &slow_mu,
+	    &ts) == 0)
+		;
+	pthread_mutex_unlock(&slow_mu);
+	echo(arg, m, a, out);
+}
+
+static void
+release_slow(void)
+{
+	pthread_mutex_lock(&slow_mu);
+	slow_release = true;
+	pthread_cond_broadcast(&slow_cv);
+	pthread_mutex_unlock(&slow_mu);
+}
+
+static void
+setup(void)
+{
+	tu_dir_make("kvpeer");
+	slow_release = false;
+	for (uint32_t i = 0; i < 2; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "node%u.peer", i);
+		tu_url(URL[i], sizeof(URL[i]), name);
+		memset(&CTX[i], 0, sizeof(CTX[i]));
+		CTX[i].self = i;
+		cr_assert_eq(peer_open(i, &P[i]), KV_OK);
+		cr_assert_eq(peer_handle(P[i], T_ECHO, echo, &CTX[i]), KV_OK);
+		cr_assert_eq(peer_handle(P[i], T_SLOW, slow, &CTX[i]), KV_OK);
+		cr_assert_eq(peer_listen(P[i], URL[i]), KV_OK);
+	}
+	cr_assert_eq(peer_add(P[0], 1, URL[1]), KV_OK);
+	cr_assert_eq(peer_add(P[1], 0, URL[0]), KV_OK);
+}
+
+static void *
+peer_close_run(void *arg)
+{
+	peer_close(arg);
+	return NULL;
+}
+
+static void
+teardown(void)
+{
+	release_slow();
+	void *args[2] = { P[0], P[1] };
+	tu_parallel(peer_close_run, args, 2);
+	P[0] = P[1] = NULL;
+	tu_dir_remove();
+}
+
+TestSuite(peer, .init = setup, .fini = teardown, .timeout = 60);
+
+/* call sends a string to node `to` from node `from`. */
+static kv_err
+call(int from, uint32_t to, uint32_t type, const char *body, int timeout_ms,
+    arena *a, peer_reply *out)
+{
+	return peer_call(P[from], to, type, (const uint8_t *) body,
+	    strlen(body), timeout_ms, a, out);
+}
+
+static void
+expect_body(const peer_reply *r, const char *body)
+{
+	cr_assert_eq(r->len, strlen(body));
+	cr_assert_arr_eq(r->body, body, strlen(body));
+}
+
+Test(peer, call_is_answered_by_the_handler_both_ways)
+{
+	arena a;
+	peer_reply r;
+	arena_init(&a);
+	cr_assert_eq(call(0, 1, T_ECHO, "hello node 1", 5000, &a, &r), KV_OK);
+	cr_assert_eq(r.code, KV_OK);
+	cr_assert_null(r.message);
+	expect_body(&r, "hello node 1");
+	cr_assert_eq(call(1, 0, T_ECHO, "and back", 5000, &a, &r), KV_OK);
+	expect_body(&r, "and back");
+	cr_assert_eq(atomic_load(&CTX[1].calls), 1);
+	cr_assert_eq(atomic_load(&CTX[0].calls), 1);
+	cr_assert_eq(atomic_load(&CTX[0].wrong_from), 0);
+	cr_assert_eq(atomic_load(&CTX[1].wrong_from), 0);
+
+	/* Binary bodies, and an empty one. */
+	static const uint8_t bin[] = { 0, 0xff, 0, 1, 0x80 };
+	cr_assert_eq(peer_call(P[0], 1, T_ECHO, bin, sizeof(bin), 5000, &a,
+	    &r), KV_OK);
+	cr_assert_eq(r.len, sizeof(bin));
+	cr_assert_arr_eq(r.body, bin, sizeof(bin));
+	cr_assert_eq(peer_call(P[0], 1, T_ECHO, NULL, 0, 5000, &a, &r), KV_OK);
+	cr_assert_eq(r.code, KV_OK);
+	cr_assert_eq(r.len, 0);
+	arena_fini(&a);
+}
+
+Test(peer, handler_code_and_message_come_back)
+{
+	arena a;
+	peer_reply r;
+	arena_init(&a);
+	char body[32];
+	snprintf(body, sizeof(body), "code:%d", (int) KV_STALE_ROUTE);
+	cr_assert_eq(call(0, 1, T_ECHO, body, 5000, &a, &r), KV_OK,
+	    "the call worked; the answer's code is the handler's");
+	cr_assert_eq(r.code, KV_STALE_ROUTE);
+	cr_assert_str_eq(r.message, "as you asked");
+	cr_assert_eq(r.len, 0);
+	arena_fini(&a);
+}
+
+Test(peer, type_without_handler_is_answered_proto)
+{
+	arena a;
+	peer_reply r;
+	arena_init(&a);
+	static const uint32_t types[] = { T_NONE, 0, PEER_TYPES - 1,
+		PEER_TYPES, 1000, UINT32_MAX };
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		cr_assert_eq(call(0, 1, types[i], "x", 5000, &a, &r), KV_OK,
+		    "type %u", types[i]);
+		cr_assert_eq(r.code, KV_PROTO, "type %u: %s", types[i],
+		    kv_err_name(r.code));
+		cr_assert_eq(r.len, 0);
+	}
+	cr_assert_eq(atomic_load(&CTX[1].calls), 0);
+	/* The seam still serves the types it knows. */
+	cr_assert_eq(call(0, 1, T_ECHO, "still here", 5000, &a, &r), KV_OK);
+	expect_body(&r, "still here");
+	arena_fini(&a);
+}
+
+Test(peer, node_never_added_is_unavailable_at_once)
+{
+	arena a;
+	peer_reply r;
+	arena_init(&a);
+	static const uint32_t nodes[] = { 2, 0 /* itself: not added */,
+		CONFIG_MAX_NODES - 1, CONFIG_MAX_NODES, UINT32_MAX };
+	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
+		int64_t t0 = tu_mono_ms();
+		cr_assert_eq(call(0, nodes[i], T_ECHO, "x", 5000, &a, &r),
+		    KV_UNAVAILABLE, "node %u", nodes[i]);
+		cr_assert_lt(tu_mono_ms() - t0, 100, "node %u", nodes[i]);
+	}
+	arena_fini(&a);
+}
+
+Test(peer, node_not_listening_is_unavailable_after_the_grace)
+{
+	arena a;
+	peer_reply r;
+	char nobody[128];
+	arena_init(&a);
+	tu_url(nobody, sizeof(nobody), "node2.peer");
+	cr_assert_eq(peer_add(P[0], 2, nobody), KV_OK);
+	int64_t t0 = tu_mono_ms();
+	cr_assert_eq(call(0, 2, T_ECHO, "anyone?", 10000, &a, &r),
+	    KV_UNAVAILABLE);
+	int64_t took = tu_mono_ms() - t0;
+	cr_assert_geq(took, PEER_CONNECT_GRACE_MS - 10, "took %lld ms",
+	    (long long) took);
+	cr_assert_lt(took, PEER_CONNECT_GRACE_MS + 800, "took %lld ms",
+	    (long long) took);
+
+	/* A timeout shorter than the grace bounds the wait. */
+	t0 = tu_mono_ms();
+	cr_assert_eq(call(0, 2, T_ECHO, "anyone?", 50, &a, &r),
+	    KV_UNAVAILABLE);
+	cr_assert_lt(tu_mono_ms() - t0, 50 + 500);
+
+	/* Once it listens, the dialer finds it. */
+	peer *p2;
+	node_ctx c2 = { .self = 2 };
+	cr_assert_eq(peer_open(2, &p2), KV_OK);
+	cr_assert_eq(peer_handle(p2, T_ECHO, echo, &c2), KV_OK);
+	cr_assert_eq(peer_listen(p2, nobody), KV_OK);
+	kv_err rv = KV_UNAVAILABLE;
+	cr_assert(TU_WAIT_FOR((rv = call(0, 2, T_ECHO, "now?", 5000, &a,
+	    &r)) == KV_OK, 3000), "%s", kv_err_name(rv));
+	expect_body(&r, "now?");
+	peer_close(p2);
+	arena_fini(&a);
+}
+
+Test(peer, slow_handler_times_out)
+{
+	arena a;
+	peer_reply r;
+	arena_init(&a);
+	/* Connected first, so the time is the handler's alone. */
+	cr_assert_eq(call(0, 1, T_ECHO, "warm", 5000, &a, &r), KV_OK);
+	int64_t t0 = tu_mono_ms();
+	cr_assert_eq(call(0, 1, T_SLOW, "slow", 300, &a, &r), KV_TIMEDOUT);
+	int64_t took = tu_mono_ms() - t0;
+	cr_assert_geq(took, 290, "took %lld ms", (long long) took);
+	cr_assert_lt(took, 300 + 1000, "took %lld ms", (long long) took);
+	cr_assert(TU_WAIT_FOR(atomic_load(&CTX[1].slow_calls) == 1, 1000));
+
+	/* One worker is busy; the other still serves. */
+	cr_assert_eq(call(0, 1, T_ECHO, "other worker", 5000, &a, &r), KV_OK);
+	expect_body(&r, "other worker");
+
+	/* The late answer to the slow call is nobody's answer. */
+	release_slow();
+	cr_assert_eq(call(0, 1, T_ECHO, "after", 5000, &a, &r), KV_OK);
+	expect_body(&r, "after");
+	cr_assert_eq(atomic_load(&CTX[1].slow_calls), 1,
+	    "the timed out message was served again");
+	arena_fini(&a);
+}
+
+#define THREADS 8
+#define CALLS 25
+
+typedef struct caller {
+	int id;
+	int from;
+	int wrong, failed;
+} caller;
+
+static void *
+caller_run(void *arg)
+{
+	caller *c = arg;
+	for (int k = 0; k < CALLS; k++) {
+		arena a;
+		peer_reply r;
+		char body[64];
+		arena_init(&a);
+		snprintf(body, sizeof(body), "thread %d call %d %s", c->id, k,
+		    k % 2 ? "odd" : "even, a little longer");
+		kv_err rv = call(c->from, (uint32_t) (1 - c->from), T_ECHO,
+		    body, 5000, &a, &r);
+		if (rv != KV_OK || r.code != KV_OK)
+			c->failed++;
+		else if (r.len != strlen(body) || memcmp(r.body, body,
+		    r.len) != 0)
+			c->wrong++;
+		arena_fini(&a);
+	}
+	return NULL;
+}
+
+Test(peer, concurrent_calls_get_their_own_answers)
+{
+	pthread_t th[THREADS];
+	caller c[THREADS];
+	for (int i = 0; i < THREADS; i++) {
+		/* Six call node 1, two call node 0: both ways at once. */
+		c[i] = (caller) { .id = i, .from = i < 6 ? 0 : 1 };
+		cr_assert_eq(pthread_create(&th[i], NULL, caller_run, &c[i]),
+		    0);
+	}
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < THREADS; i++) {
+		cr_assert_eq(c[i].failed, 0, "thread %d: %d failed", i,
+		    c[i].failed);
+		cr_assert_eq(c[i].wrong, 0, "thread %d: %d wrong answers", i,
+		    c[i].wrong);
+	}
+	cr_assert_eq(atomic_load(&CTX[1].calls), 6 * CALLS);
+	cr_assert_eq(atomic_load(&CTX[0].calls), 2 * CALLS);
+}
+
+Test(peer, setup_calls_refuse_what_they_cannot_do)
+{
+	peer *p;
+	cr_assert_eq(peer_open(5, &p), KV_OK);
+	cr_assert_eq(peer_handle(p, 0, echo, NULL), KV_EINVAL);
+	cr_assert_eq(peer_handle(p, PEER_TYPES, echo, NULL), KV_EINVAL);
+	cr_assert_eq(peer_handle(p, PEER_TYPES - 1, echo, NULL), KV_OK);
+	cr_assert_eq(peer_add(p, CONFIG_MAX_NODES, URL[0]), KV_EINVAL);
+	cr_assert_eq(peer_add(p, 3, "nope://x"), KV_EINVAL);
+	/*
+	 * Nobody listens there: closing a seam while one of its dialers is
+	 * still negotiating a connection leaks that connection in nng 1.5.2
+	 * (seen with nng alone), which LeakSanitizer would blame on us.
+	 */
+	char nobody[128];
+	tu_url(nobody, sizeof(nobody), "nobody.peer");
+	cr_assert_eq(peer_add(p, 3, nobody), KV_OK);
+	cr_assert_eq(peer_add(p, 3, URL[1]), KV_EINVAL, "added before");
+	/* Node 0 holds URL[0]. */
+	cr_assert_eq(peer_listen(p, URL[0]), KV_IO);
+	peer_close(p);
+
+	cr_assert_eq(peer_open(6, &p), KV_OK);
+	char url[128];
+	tu_url(url, sizeof(url), "node6.peer");
+	cr_assert_eq(peer_listen(p, url), KV_OK);
+	cr_assert_eq(peer_listen(p, url), KV_EINVAL, "at most once");
+	cr_assert_eq(peer_handle(p, T_ECHO, echo, NULL), KV_EINVAL,
+	    "after listening");
+	peer_close(p);
+	peer_close(NULL);
+}
+
+Test(peer, close_after_calls_is_clean)
+{
+	arena a;
+	peer_reply r;
+	arena_init(&a);
+	for (int i = 0; i < 20; i++)
+		cr_assert_eq(call(i % 2, (uint32_t) (1 - i % 2), T_ECHO, "x",
+		    5000, &a, &r), KV_OK);
+	arena_fini(&a);
+	/* The fixture closes both; LeakSanitizer checks at exit. Close one
+	 * now so the other's connection to it breaks first. */
+	peer_close(P[1]);
+	P[1] = NULL;
+	/* Whether the break is seen before the call or during it. */
+	arena_init(&a);
+	kv_err rv = call(0, 1, T_ECHO, "gone", 500, &a, &r);
+	cr_assert(rv == KV_UNAVAILABLE || rv == KV_TIMEDOUT, "%s",
+	    kv_err_name(rv));
+	arena_fini(&a);
+}

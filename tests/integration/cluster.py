@@ -469,6 +469,20 @@ class Cluster:
                                    "total_max_attempts": attempts},
                           connect_timeout=5, read_timeout=read_timeout))
 
+    def make_table(self, prefix):
+        """Creates an on-demand table with a string hash key `pk`, named
+        prefix-<random>, through boto3; returns its name once ACTIVE."""
+        import uuid
+        ddb = self.client()
+        name = "%s-%s" % (prefix, uuid.uuid4().hex[:8])
+        ddb.create_table(TableName=name, AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"}],
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            BillingMode="PAY_PER_REQUEST")
+        ddb.get_waiter("table_exists").wait(
+            TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 20})
+        return name
+
     def admin(self, *args, check=True):
         """Runs kv-admin with this cluster's file; returns its stdout."""
         if self.config is None:

@@ -27,8 +27,10 @@ def pytest_configure(config):
 @pytest.fixture(scope="module")
 def cluster(request):
     # A test file may scale the cluster's ceilings (CLUSTER_SETTINGS: more
-    # cluster-file lines, e.g. "partition-wcu 50").
-    c = Cluster(settings=getattr(request.module, "CLUSTER_SETTINGS", ()))
+    # cluster-file lines, e.g. "partition-wcu 50") and run several routers
+    # on the port (CLUSTER_ROUTERS).
+    c = Cluster(settings=getattr(request.module, "CLUSTER_SETTINGS", ()),
+                routers=getattr(request.module, "CLUSTER_ROUTERS", 1))
     request.module._kv_cluster = c
     request.module._kv_failed = False
     try:

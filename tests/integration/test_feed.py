@@ -32,11 +32,12 @@ import uuid
 
 import pytest
 
-from cluster import Cluster, wait_until
+from cluster import wait_until
 
 pytestmark = pytest.mark.processes
 
-ROUTERS = 2
+# conftest.py's cluster, with two routers sharing the port.
+CLUSTER_ROUTERS = 2
 # Propagation histogram bounds in microseconds: proto/feed.h's
 # FEED_LAG_BOUNDS_US, so that the figures compare with kv-admin's.
 BOUNDS_US = (250, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000,
@@ -45,45 +46,11 @@ CHANGES = 200
 
 
 @pytest.fixture(scope="module")
-def cluster(request):
-    """conftest.py's module fixture, with two routers sharing the port."""
-    c = Cluster(routers=ROUTERS)
-    request.module._kv_cluster = c
-    request.module._kv_failed = False
-    try:
-        c.start()
-    except BaseException:
-        tails = c.log_tails()
-        c.cleanup(keep=True)
-        raise RuntimeError("the cluster did not start (folder %s)\n%s" % (
-            c.dir, tails))
-    try:
-        yield c
-    finally:
-        c.stop()
-        reports = c.sanitizer_reports()
-        failed = request.module._kv_failed or bool(reports)
-        if failed and not c.external:
-            sys.stderr.write("\nkv cluster of %s kept in %s (logs, data)\n"
-                             % (request.module.__name__, c.dir))
-        c.cleanup(keep=failed)
-        assert not reports, "sanitizer findings in the cluster's logs:\n" + \
-            "\n".join(reports)
-
-
-@pytest.fixture(scope="module")
 def table(cluster):
     """A table made through the routers (boto3), ACTIVE, with every member
     holding the catalog version that has it."""
     cluster.require_processes()
-    ddb = cluster.client()
-    name = "feed-" + uuid.uuid4().hex[:8]
-    ddb.create_table(TableName=name, AttributeDefinitions=[
-        {"AttributeName": "pk", "AttributeType": "S"}],
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        BillingMode="PAY_PER_REQUEST")
-    ddb.get_waiter("table_exists").wait(
-        TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 20})
+    name = cluster.make_table("feed")
     settled(cluster)
     return name
 
@@ -112,7 +79,7 @@ def wait_all_at(cluster, version, timeout):
         _, held = catalogs(cluster)
         last.clear()
         last.update(held)
-        return len(held) == cluster.n_nodes + ROUTERS and all(
+        return len(held) == cluster.n_nodes + CLUSTER_ROUTERS and all(
             v is not None and v >= version for v in held.values())
     try:
         wait_until(caught_up, timeout, 0.005,
@@ -127,8 +94,9 @@ def settled(cluster, timeout=10.0):
     that version."""
     def same():
         v, held = catalogs(cluster)
-        return v is not None and len(held) == cluster.n_nodes + ROUTERS \
-            and all(h == v for h in held.values()) and v
+        members = cluster.n_nodes + CLUSTER_ROUTERS
+        return v is not None and len(held) == members and all(
+            h == v for h in held.values()) and v
     return wait_until(same, timeout, 0.02, "every member to hold node 0's "
                       "catalog version")
 
@@ -153,7 +121,7 @@ def feed_counts(cluster, since=0):
 
 def subscribers(cluster):
     return [("node", i) for i in range(1, cluster.n_nodes)] + \
-        [("router", i) for i in range(ROUTERS)]
+        [("router", i) for i in range(CLUSTER_ROUTERS)]
 
 
 def settled_counts(cluster, since=0, quiet=0.7, timeout=10.0):
@@ -325,7 +293,8 @@ def test_changes_reach_every_member_from_the_feed(cluster, table, capsys):
     # the slowest router's applied - published.
     last = []
     for v in range(v0 + 1, v_end + 1):
-        got = [arr.get(("router", i), {}).get(v) for i in range(ROUTERS)]
+        got = [arr.get(("router", i), {}).get(v)
+               for i in range(CLUSTER_ROUTERS)]
         if all(got):
             last.append(max(a - p for p, a in got))
     lines, fig = distribution("to the last router", last)
@@ -350,7 +319,7 @@ def test_changes_reach_every_member_from_the_feed(cluster, table, capsys):
     # no fetch from the feed, and no fetch on demand but the ones the
     # /metrics scrapes made themselves.
     metrics1, served, unknown = router_metrics(cluster)
-    for i in range(ROUTERS):
+    for i in range(CLUSTER_ROUTERS):
         a, b = metrics0[i], metrics1[i]
         assert b["kv_router_catalog_version"] == v_end, (i, b)
         assert b["kv_router_catalog_feed_fetches_total"] - \
@@ -416,7 +385,7 @@ def test_routers_route_by_the_catalog_the_feed_brought(cluster, table):
         TableName=fresh, WaiterConfig={"Delay": 1, "MaxAttempts": 20})
     v1 = settled(cluster)
     m0, _, _ = router_metrics(cluster)
-    hits = {i: 0 for i in range(ROUTERS)}
+    hits = {i: 0 for i in range(CLUSTER_ROUTERS)}
     for attempt in range(5):
         for t in (table, fresh):
             got = put_on_fresh_connections(cluster, t, 20, "p%d" % attempt)
@@ -425,7 +394,7 @@ def test_routers_route_by_the_catalog_the_feed_brought(cluster, table):
             break
     assert all(hits.values()), hits
     m1, served, unknown = router_metrics(cluster)
-    for i in range(ROUTERS):
+    for i in range(CLUSTER_ROUTERS):
         demand = m1[i]["kv_router_catalog_demand_fetches_total"] - \
             m0[i]["kv_router_catalog_demand_fetches_total"]
         assert served[i] <= demand <= served[i] + unknown, (

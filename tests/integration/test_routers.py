@@ -34,11 +34,12 @@ import uuid
 
 import pytest
 
-from cluster import Cluster, wait_until
+from cluster import wait_until
 
 pytestmark = pytest.mark.processes
 
-ROUTERS = 2
+# conftest.py's cluster, with two routers sharing the port.
+CLUSTER_ROUTERS = 2
 WRITERS = 8
 # Each writer's pace (writes per second), so that the load stays modest on
 # two shared cores; and how many writes it sends on one connection before
@@ -52,42 +53,8 @@ JSON_TYPE = "application/x-amz-json-1.0"
 
 
 @pytest.fixture(scope="module")
-def cluster(request):
-    """conftest.py's module fixture, with two routers sharing the port."""
-    c = Cluster(routers=ROUTERS)
-    request.module._kv_cluster = c
-    request.module._kv_failed = False
-    try:
-        c.start()
-    except BaseException:
-        tails = c.log_tails()
-        c.cleanup(keep=True)
-        raise RuntimeError("the cluster did not start (folder %s)\n%s" % (
-            c.dir, tails))
-    try:
-        yield c
-    finally:
-        c.stop()
-        reports = c.sanitizer_reports()
-        failed = request.module._kv_failed or bool(reports)
-        if failed and not c.external:
-            sys.stderr.write("\nkv cluster of %s kept in %s (logs, data)\n"
-                             % (request.module.__name__, c.dir))
-        c.cleanup(keep=failed)
-        assert not reports, "sanitizer findings in the cluster's logs:\n" + \
-            "\n".join(reports)
-
-
-@pytest.fixture(scope="module")
 def table(cluster):
-    ddb = cluster.client()
-    name = "routers-" + uuid.uuid4().hex[:8]
-    ddb.create_table(TableName=name, AttributeDefinitions=[
-        {"AttributeName": "pk", "AttributeType": "S"}],
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        BillingMode="PAY_PER_REQUEST")
-    ddb.get_waiter("table_exists").wait(
-        TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 20})
+    name = cluster.make_table("routers")
     return name
 
 
@@ -203,9 +170,9 @@ class Writer(threading.Thread):
 def test_status_lists_both_routers_with_distinct_pids(cluster):
     cluster.require_processes()
     rs, text = routers_in_status(cluster)
-    assert sorted(rs) == list(range(ROUTERS)), text
+    assert sorted(rs) == list(range(CLUSTER_ROUTERS)), text
     assert all(r["up"] for r in rs.values()), text
-    assert len({r["pid"] for r in rs.values()}) == ROUTERS, text
+    assert len({r["pid"] for r in rs.values()}) == CLUSTER_ROUTERS, text
     assert {i: r["pid"] for i, r in rs.items()} == {
         i: p.p.pid for i, p in enumerate(cluster.routers)}, text
     assert {r["listen"] for r in rs.values()} == {
@@ -225,7 +192,7 @@ def test_kill_one_router_during_writes(cluster, table, capsys):
             rs, _ = routers_in_status(cluster)
             return time.monotonic() - t0 >= BEFORE_KILL and all(
                 rs[i]["up"] and rs[i]["connections"] >= 1
-                for i in range(ROUTERS)) and rs
+                for i in range(CLUSTER_ROUTERS)) and rs
         before = wait_until(both_busy, 15, 0.05,
                             "both routers to hold writers' connections")
         cluster.kill_router(0)
@@ -327,18 +294,18 @@ def test_a_restarted_router_takes_connections_again(cluster, table):
         cluster.kill_router(0)
     cluster.start_router(0)
     rs, text = routers_in_status(cluster)
-    assert all(rs[i]["up"] for i in range(ROUTERS)), text
+    assert all(rs[i]["up"] for i in range(CLUSTER_ROUTERS)), text
     assert rs[0]["pid"] == cluster.routers[0].p.pid, text
-    assert len({r["pid"] for r in rs.values()}) == ROUTERS, text
+    assert len({r["pid"] for r in rs.values()}) == CLUSTER_ROUTERS, text
 
     # Bursts of requests, each on a new connection, until both routers'
     # request counts rose (the kernel picks the router at random).
-    base = {i: rs[i]["requests"] for i in range(ROUTERS)}
+    base = {i: rs[i]["requests"] for i in range(CLUSTER_ROUTERS)}
     rose = {}
     for burst in range(10):
         fresh_requests(cluster, table, 20)
         rs, text = routers_in_status(cluster)
-        rose = {i: rs[i]["requests"] - base[i] for i in range(ROUTERS)}
+        rose = {i: rs[i]["requests"] - base[i] for i in range(CLUSTER_ROUTERS)}
         if all(v > 0 for v in rose.values()):
             break
     assert all(v > 0 for v in rose.values()), (rose, text)

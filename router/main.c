@@ -118,7 +118,8 @@ main(int argc, char **argv)
 		goto out;
 	}
 	if (member_open(&r) != KV_OK) {
-		fprintf(stderr, "kv-router: cannot answer surveys\n");
+		fprintf(stderr, "kv-router: cannot join the cluster's "
+		    "surveys\n");
 		goto out;
 	}
 	if (http_open(&r, host, (int) port, (int) loops, &h) != KV_OK) {

@@ -1,10 +1,13 @@
 /*
- * member.c — a router's survey answers (see member.h). The respondent's
- * thread reads the router's counters (atomics) and its catalog snapshot
- * (under the RCU read lock); it changes nothing.
+ * member.c — a router's survey answers and its survey of the nodes (see
+ * member.h). The respondent's thread reads the router's counters
+ * (atomics) and its catalog snapshot (under the RCU read lock); it
+ * changes nothing. Locking rule: survey_mu serialises member_survey_nodes
+ * (a surveyor runs one survey at a time).
  */
 #include "member.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <unistd.h>
 
@@ -13,6 +16,8 @@
 #include "survey.h"
 
 static survey_resp *resp;
+static surveyor *nodes;
+static pthread_mutex_t survey_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static kv_err
 answer(void *arg, uint32_t what, arena *a, member *m)
@@ -42,14 +47,24 @@ answer(void *arg, uint32_t what, arena *a, member *m)
 kv_err
 member_open(router *r)
 {
-	char url[300];
-	if (r->index >= r->cfg.n_routers || r->cfg.routers[r->index].bus[0] ==
-	    '\0')
-		return KV_OK; /* no address: not surveyed */
-	kv_err rv = config_bus_url(r->cfg.routers[r->index].bus,
-	    CONFIG_BUS_SURVEY, url, sizeof(url));
+	char url[CONFIG_MAX_NODES][300];
+	survey_target t[CONFIG_MAX_NODES];
+	kv_err rv = KV_OK;
+
+	for (uint32_t i = 0; i < r->cfg.n_nodes && rv == KV_OK; i++) {
+		t[i] = (survey_target) { .kind = MEMBER_NODE, .index = i,
+			.url = url[i] };
+		rv = config_bus_url(r->cfg.nodes[i].bus, CONFIG_BUS_SURVEY,
+		    url[i], sizeof(url[i]));
+	}
 	if (rv == KV_OK)
-		rv = survey_resp_open(url, answer, r, &resp);
+		rv = surveyor_open(t, r->cfg.n_nodes, &nodes);
+	if (rv != KV_OK || r->index >= r->cfg.n_routers ||
+	    r->cfg.routers[r->index].bus[0] == '\0')
+		return rv; /* no address: the router is not surveyed */
+	if ((rv = config_bus_url(r->cfg.routers[r->index].bus,
+	    CONFIG_BUS_SURVEY, url[0], sizeof(url[0]))) == KV_OK)
+		rv = survey_resp_open(url[0], answer, r, &resp);
 	return rv;
 }
 
@@ -58,4 +73,18 @@ member_close(void)
 {
 	survey_resp_close(resp);
 	resp = NULL;
+	surveyor_close(nodes);
+	nodes = NULL;
+}
+
+kv_err
+member_survey_nodes(router *r, arena *a, survey_result *results)
+{
+	if (nodes == NULL)
+		return KV_UNAVAILABLE;
+	pthread_mutex_lock(&survey_mu);
+	kv_err rv = surveyor_ask(nodes, SURVEY_STATS, MEMBER_CONNECT_MS,
+	    MEMBER_DEADLINE_MS, a, results);
+	pthread_mutex_unlock(&survey_mu);
+	return rv;
 }

@@ -1,9 +1,10 @@
 /*
  * ops_metrics.c — GET /metrics on a router: Prometheus text with this
- * router's answers per operation and outcome, and every node's partition
- * counters (rendered by proto/metrics.c, named from the catalog). Nodes
- * that do not answer are left out for this scrape; kv_router_node_up says
- * which.
+ * router's answers per operation and outcome, how its catalog is kept
+ * current, and every node's partition counters (rendered by
+ * proto/metrics.c, named from the catalog the feed keeps current), asked
+ * of all the nodes at once with one survey (member.h). Nodes that do not
+ * answer are left out for this scrape; kv_router_node_up says which.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "conn.h"
 #include "metrics.h"
 #include "feed.h"
+#include "member.h"
 #include "route.h"
 
 typedef struct names {
@@ -133,14 +135,13 @@ ops_metrics(router *r, reply *out)
 	arena a;
 	names nm = { 0 };
 	metrics_source src[CONFIG_MAX_NODES];
-	rpc_response resp[CONFIG_MAX_NODES];
+	survey_result res[CONFIG_MAX_NODES];
 	bool up[CONFIG_MAX_NODES] = { false };
 	size_t n_src = 0;
 	char *buf = NULL;
 	size_t len = 0;
 
 	arena_init(&a);
-	route_refresh(r);
 	route_read_lock();
 	const catalog *cat = route_current(r);
 	nm.ids = arena_alloc(&a, (cat->n_tables + 1) * sizeof(*nm.ids));
@@ -155,13 +156,14 @@ ops_metrics(router *r, reply *out)
 	}
 	route_read_unlock();
 
+	if (member_survey_nodes(r, &a, res) != KV_OK)
+		memset(res, 0, sizeof(res));
 	for (uint32_t i = 0; i < r->cfg.n_nodes; i++) {
-		rpc_request req = { .op = RPC_STATS };
-		up[i] = conn_call(r, i, &req, &a, &resp[i]) == KV_OK &&
-		    resp[i].code == KV_OK;
+		up[i] = res[i].outcome == SURVEY_ANSWERED;
 		if (up[i])
 			src[n_src++] = (metrics_source) { .node = i,
-				.stats = resp[i].stats, .n = resp[i].n_stats };
+				.stats = res[i].m.stats,
+				.n = res[i].m.n_stats };
 	}
 	FILE *f = open_memstream(&buf, &len);
 	if (f != NULL) {
@@ -175,9 +177,6 @@ ops_metrics(router *r, reply *out)
 		metrics_write_parts(f, src, n_src, name_of, &nm);
 		fclose(f);
 	}
-	for (uint32_t i = 0; i < r->cfg.n_nodes; i++)
-		if (up[i])
-			wire_response_fini(&resp[i]);
 	arena_fini(&a);
 	text_out(out, buf);
 }

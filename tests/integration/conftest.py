@@ -27,10 +27,12 @@ def pytest_configure(config):
 @pytest.fixture(scope="module")
 def cluster(request):
     # A test file may scale the cluster's ceilings (CLUSTER_SETTINGS: more
-    # cluster-file lines, e.g. "partition-wcu 50") and run several routers
-    # on the port (CLUSTER_ROUTERS).
+    # cluster-file lines, e.g. "partition-wcu 50"), run several routers on
+    # the port (CLUSTER_ROUTERS) and give Cluster more options
+    # (CLUSTER_OPTIONS, e.g. {"host": "::1", "tcp_nodes": True}).
     c = Cluster(settings=getattr(request.module, "CLUSTER_SETTINGS", ()),
-                routers=getattr(request.module, "CLUSTER_ROUTERS", 1))
+                routers=getattr(request.module, "CLUSTER_ROUTERS", 1),
+                **getattr(request.module, "CLUSTER_OPTIONS", {}))
     request.module._kv_cluster = c
     request.module._kv_failed = False
     try:

@@ -53,8 +53,8 @@
 /* Every member of the cluster: nodes first, then routers. */
 typedef struct members {
 	surveyor *sv;
-	survey_target t[CONFIG_MAX_NODES + CONFIG_MAX_ROUTERS];
-	char urls[CONFIG_MAX_NODES + CONFIG_MAX_ROUTERS][300];
+	survey_members all;
+	survey_target *t; /* all.t */
 	size_t n;
 } members;
 
@@ -62,18 +62,9 @@ static kv_err
 members_open(const config *cfg, members *m)
 {
 	memset(m, 0, sizeof(*m));
-	for (size_t i = 0; i < cfg->n_nodes + cfg->n_routers; i++) {
-		bool node = i < cfg->n_nodes;
-		size_t k = node ? i : i - cfg->n_nodes;
-		const char *base = node ? cfg->nodes[k].bus :
-		    cfg->routers[k].bus;
-		m->t[i].kind = node ? MEMBER_NODE : MEMBER_ROUTER;
-		m->t[i].index = (uint32_t) k;
-		if (base[0] != '\0' && config_bus_url(base, CONFIG_BUS_SURVEY,
-		    m->urls[i], sizeof(m->urls[i])) == KV_OK)
-			m->t[i].url = m->urls[i];
-		m->n++;
-	}
+	survey_members_of(cfg, true, &m->all);
+	m->t = m->all.t;
+	m->n = m->all.n;
 	return surveyor_open(m->t, m->n, &m->sv);
 }
 
@@ -117,7 +108,7 @@ static int
 status(config *cfg, rpc_client **nodes, members *mb)
 {
 	arena a;
-	survey_result res[CONFIG_MAX_NODES + CONFIG_MAX_ROUTERS];
+	survey_result res[SURVEY_MEMBERS];
 	int rc = 0;
 	char up_for[32];
 
@@ -221,7 +212,7 @@ out:
 typedef struct sample {
 	arena a;
 	double t; /* seconds, monotonic */
-	survey_result res[CONFIG_MAX_NODES + CONFIG_MAX_ROUTERS];
+	survey_result res[SURVEY_MEMBERS];
 	catalog *cat; /* owned; NULL when node 0 is down */
 } sample;
 
@@ -434,7 +425,7 @@ static int
 feed_lag(members *mb, uint64_t since, bool raw)
 {
 	arena a;
-	survey_result res[CONFIG_MAX_NODES + CONFIG_MAX_ROUTERS];
+	survey_result res[SURVEY_MEMBERS];
 	arena_init(&a);
 	members_ask(mb, SURVEY_ARRIVALS, &a, res);
 	if (raw) {

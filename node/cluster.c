@@ -36,8 +36,9 @@ typedef struct health {
 	bool stop;
 	pthread_t th;
 	surveyor *sv;
-	survey_target *targets;
-	member_health *seen;
+	survey_members all; /* whom it asks: nodes, then routers */
+	survey_target *targets; /* all.t */
+	member_health seen[SURVEY_MEMBERS];
 	size_t n;
 } health;
 
@@ -232,10 +233,6 @@ health_free(health *h)
 	if (h == NULL)
 		return;
 	surveyor_close(h->sv);
-	for (size_t i = 0; i < h->n; i++)
-		free((char *) h->targets[i].url);
-	free(h->targets);
-	free(h->seen);
 	pthread_mutex_destroy(&h->mu);
 	pthread_cond_destroy(&h->cv);
 	free(h);
@@ -250,34 +247,18 @@ health_open(node *n, health **out)
 		return KV_ENOMEM;
 	pthread_mutex_init(&h->mu, NULL);
 	pthread_cond_init(&h->cv, NULL);
-	size_t cap = cfg->n_nodes + cfg->n_routers;
-	h->targets = calloc(cap, sizeof(*h->targets));
-	h->seen = calloc(cap, sizeof(*h->seen));
-	if (h->targets == NULL || h->seen == NULL) {
-		health_free(h);
-		return KV_ENOMEM;
-	}
-	for (size_t i = 0; i < cap; i++) {
-		bool is_node = i < cfg->n_nodes;
-		size_t k = is_node ? i : i - cfg->n_nodes;
-		const char *base = is_node ? cfg->nodes[k].bus :
-		    cfg->routers[k].bus;
-		char url[300] = "";
-		if (base[0] != '\0' && config_bus_url(base, CONFIG_BUS_SURVEY,
-		    url, sizeof(url)) != KV_OK)
-			url[0] = '\0';
-		survey_target *t = &h->targets[h->n];
-		t->kind = is_node ? MEMBER_NODE : MEMBER_ROUTER;
-		t->index = (uint32_t) k;
-		t->url = url[0] != '\0' ? strdup(url) : NULL;
-		if (is_node)
-			snprintf(h->seen[h->n].addr, sizeof(h->seen[h->n].addr),
+	survey_members_of(cfg, true, &h->all);
+	h->targets = h->all.t;
+	h->n = h->all.n;
+	for (size_t i = 0; i < h->n; i++) {
+		uint32_t k = h->targets[i].index;
+		if (h->targets[i].kind == MEMBER_NODE)
+			snprintf(h->seen[i].addr, sizeof(h->seen[i].addr),
 			    "%s", cfg->nodes[k].url);
 		else
 			config_host_port(cfg->routers[k].host,
-			    cfg->routers[k].port, h->seen[h->n].addr,
-			    sizeof(h->seen[h->n].addr));
-		h->n++;
+			    cfg->routers[k].port, h->seen[i].addr,
+			    sizeof(h->seen[i].addr));
 	}
 	kv_err rv = surveyor_open(h->targets, h->n, &h->sv);
 	if (rv != KV_OK) {
@@ -294,36 +275,37 @@ cluster_write_health(node *n, FILE *f)
 	health *h = n->cl != NULL ? n->cl->health : NULL;
 	if (h == NULL)
 		return;
+	static const char *const fams[3][2] = {
+		{ "kv_cluster_member_up", "Whether the member answered the "
+		    "catalog node's last survey." },
+		{ "kv_cluster_member_catalog_version", "The catalog version "
+		    "the member held at its last answer." },
+		{ "kv_cluster_member_silent_seconds", "Time since the member "
+		    "last answered a survey." },
+	};
 	int64_t now = mono_ms();
-	fprintf(f, "# HELP kv_cluster_member_up Whether the member answered "
-	    "the catalog node's last survey.\n"
-	    "# TYPE kv_cluster_member_up gauge\n");
 	pthread_mutex_lock(&h->mu);
-	for (size_t i = 0; i < h->n; i++)
-		fprintf(f, "kv_cluster_member_up{kind=\"%s\",index=\"%u\","
-		    "addr=\"%s\"} %d\n", h->targets[i].kind == MEMBER_NODE ?
-		    "node" : "router", h->targets[i].index, h->seen[i].addr,
-		    h->seen[i].outcome == SURVEY_ANSWERED);
-	fprintf(f, "# HELP kv_cluster_member_catalog_version The catalog "
-	    "version the member held at its last answer.\n"
-	    "# TYPE kv_cluster_member_catalog_version gauge\n");
-	for (size_t i = 0; i < h->n; i++)
-		if (h->seen[i].answered_ms != 0)
-			fprintf(f, "kv_cluster_member_catalog_version{kind="
-			    "\"%s\",index=\"%u\"} %llu\n",
+	for (int k = 0; k < 3; k++) {
+		fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", fams[k][0],
+		    fams[k][1], fams[k][0]);
+		for (size_t i = 0; i < h->n; i++) {
+			const member_health *m = &h->seen[i];
+			if (k > 0 && m->answered_ms == 0)
+				continue; /* never answered: no value */
+			fprintf(f, "%s{kind=\"%s\",index=\"%u\"", fams[k][0],
 			    h->targets[i].kind == MEMBER_NODE ? "node" :
-			    "router", h->targets[i].index,
-			    (unsigned long long) h->seen[i].catalog_version);
-	fprintf(f, "# HELP kv_cluster_member_silent_seconds Time since the "
-	    "member last answered a survey.\n"
-	    "# TYPE kv_cluster_member_silent_seconds gauge\n");
-	for (size_t i = 0; i < h->n; i++)
-		if (h->seen[i].answered_ms != 0)
-			fprintf(f, "kv_cluster_member_silent_seconds{kind="
-			    "\"%s\",index=\"%u\"} %.3f\n",
-			    h->targets[i].kind == MEMBER_NODE ? "node" :
-			    "router", h->targets[i].index,
-			    (double) (now - h->seen[i].answered_ms) / 1e3);
+			    "router", h->targets[i].index);
+			if (k == 0)
+				fprintf(f, ",addr=\"%s\"} %d\n", m->addr,
+				    m->outcome == SURVEY_ANSWERED);
+			else if (k == 1)
+				fprintf(f, "} %llu\n", (unsigned long long)
+				    m->catalog_version);
+			else
+				fprintf(f, "} %.3f\n",
+				    (double) (now - m->answered_ms) / 1e3);
+		}
+	}
 	pthread_mutex_unlock(&h->mu);
 }
 

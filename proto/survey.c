@@ -305,6 +305,25 @@ surveyor_ask(surveyor *s, uint32_t what, int connect_ms, int deadline_ms,
 	return KV_OK;
 }
 
+void
+survey_members_of(const config *cfg, bool routers, survey_members *m)
+{
+	size_t n = cfg->n_nodes + (routers ? cfg->n_routers : 0);
+	memset(m, 0, sizeof(*m));
+	for (size_t i = 0; i < n && i < SURVEY_MEMBERS; i++) {
+		bool node = i < cfg->n_nodes;
+		size_t k = node ? i : i - cfg->n_nodes;
+		const char *base = node ? cfg->nodes[k].bus :
+		    cfg->routers[k].bus;
+		m->t[i].kind = node ? MEMBER_NODE : MEMBER_ROUTER;
+		m->t[i].index = (uint32_t) k;
+		if (base[0] != '\0' && config_bus_url(base, CONFIG_BUS_SURVEY,
+		    m->urls[i], sizeof(m->urls[i])) == KV_OK)
+			m->t[i].url = m->urls[i];
+		m->n++;
+	}
+}
+
 const char *
 survey_outcome_name(survey_outcome o)
 {

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "arena.h"
+#include "config.h"
 #include "err.h"
 #include "wire_cluster.h"
 
@@ -61,6 +62,21 @@ typedef struct survey_result {
 	survey_outcome outcome;
 	member m; /* SURVEY_ANSWERED: the answer (pointers into the arena) */
 } survey_result;
+
+/* Every member of a cluster file, as survey targets. */
+#define SURVEY_MEMBERS (CONFIG_MAX_NODES + CONFIG_MAX_ROUTERS)
+typedef struct survey_members {
+	survey_target t[SURVEY_MEMBERS];
+	char urls[SURVEY_MEMBERS][300]; /* t[i].url points here */
+	size_t n;
+} survey_members;
+
+/*
+ * survey_members_of fills *m with cfg's nodes in file order, then, with
+ * `routers`, its routers, each with its survey address (config_bus_url;
+ * a router without bus= has none). Borrows cfg.
+ */
+void survey_members_of(const config *cfg, bool routers, survey_members *m);
 
 /*
  * surveyor_open copies targets[0..n) and starts dialing every one of them

@@ -47,24 +47,17 @@ answer(void *arg, uint32_t what, arena *a, member *m)
 kv_err
 member_open(router *r)
 {
-	char url[CONFIG_MAX_NODES][300];
-	survey_target t[CONFIG_MAX_NODES];
-	kv_err rv = KV_OK;
+	static survey_members all; /* one member_open a process */
+	char url[300];
 
-	for (uint32_t i = 0; i < r->cfg.n_nodes && rv == KV_OK; i++) {
-		t[i] = (survey_target) { .kind = MEMBER_NODE, .index = i,
-			.url = url[i] };
-		rv = config_bus_url(r->cfg.nodes[i].bus, CONFIG_BUS_SURVEY,
-		    url[i], sizeof(url[i]));
-	}
-	if (rv == KV_OK)
-		rv = surveyor_open(t, r->cfg.n_nodes, &nodes);
+	survey_members_of(&r->cfg, false, &all);
+	kv_err rv = surveyor_open(all.t, all.n, &nodes);
 	if (rv != KV_OK || r->index >= r->cfg.n_routers ||
 	    r->cfg.routers[r->index].bus[0] == '\0')
 		return rv; /* no address: the router is not surveyed */
 	if ((rv = config_bus_url(r->cfg.routers[r->index].bus,
-	    CONFIG_BUS_SURVEY, url[0], sizeof(url[0]))) == KV_OK)
-		rv = survey_resp_open(url[0], answer, r, &resp);
+	    CONFIG_BUS_SURVEY, url, sizeof(url))) == KV_OK)
+		rv = survey_resp_open(url, answer, r, &resp);
 	return rv;
 }
 

@@ -26,6 +26,10 @@
  *                                         lose the catalog feed's next N
  *                                         changes, or close it for MS ms
  *                                         (tests the subscribers' gaps)
+ *   kv-admin --config FILE partition split|move ..., status --events,
+ *                          status --json, hot-keys TABLE
+ *                                         adaptive capacity: see
+ *                                         admin_reshape.c
  *
  * Members are asked with one survey (proto/survey.h): each answers within
  * SURVEY_DEADLINE_MS or is listed as DOWN with the reason (not reachable,
@@ -37,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "admin.h"
 #include "bus_exit.h"
 #include "config.h"
 #include "feed.h"
@@ -44,21 +49,7 @@
 #include "rpc.h"
 #include "survey.h"
 
-#define TIMEOUT_MS 5000 /* generous: a loaded node is slow, not gone */
-/* A member that has not connected by then is not reachable. */
-#define SURVEY_CONNECT_MS 500
-/* Generous too: a node under load answers late, but it answers. */
-#define SURVEY_DEADLINE_MS 2000
-
-/* Every member of the cluster: nodes first, then routers. */
-typedef struct members {
-	surveyor *sv;
-	survey_members all;
-	survey_target *t; /* all.t */
-	size_t n;
-} members;
-
-static kv_err
+kv_err
 members_open(const config *cfg, members *m)
 {
 	memset(m, 0, sizeof(*m));
@@ -68,8 +59,7 @@ members_open(const config *cfg, members *m)
 	return surveyor_open(m->t, m->n, &m->sv);
 }
 
-/* One survey of every member; results[i] for m->t[i]. */
-static void
+void
 members_ask(members *m, uint32_t what, arena *a, survey_result *results)
 {
 	if (surveyor_ask(m->sv, what, SURVEY_CONNECT_MS, SURVEY_DEADLINE_MS,
@@ -208,15 +198,7 @@ out:
 
 /* ---- status --partitions ---- */
 
-/* One sample of every node's partition counters (one survey). */
-typedef struct sample {
-	arena a;
-	double t; /* seconds, monotonic */
-	survey_result res[SURVEY_MEMBERS];
-	catalog *cat; /* owned; NULL when node 0 is down */
-} sample;
-
-static double
+double
 mono_s(void)
 {
 	struct timespec ts;
@@ -224,7 +206,7 @@ mono_s(void)
 	return (double) ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void
+void
 sample_take(rpc_client **nodes, members *mb, sample *s)
 {
 	arena_init(&s->a);
@@ -242,14 +224,14 @@ sample_take(rpc_client **nodes, members *mb, sample *s)
 	s->t = mono_s();
 }
 
-static void
+void
 sample_fini(sample *s)
 {
 	catalog_free(s->cat);
 	arena_fini(&s->a);
 }
 
-static const part_stats *
+const part_stats *
 find_stats(const sample *s, uint32_t node, uint32_t table_id, uint32_t part)
 {
 	if (s->res[node].outcome != SURVEY_ANSWERED)
@@ -268,7 +250,7 @@ units(int64_t micro_half)
 	return (double) micro_half / 2e6;
 }
 
-static double
+double
 rate(uint64_t now, uint64_t before, double dt)
 {
 	return dt > 0 && now >= before ? (double) (now - before) / dt : 0;
@@ -570,9 +552,12 @@ main(int argc, char **argv)
 
 	if (argc < 4 || strcmp(argv[1], "--config") != 0) {
 		fprintf(stderr, "usage: kv-admin --config FILE status "
-		    "[--partitions [--once]] | bump-epoch TABLE PART | "
-		    "feed-lag [--since V] [--raw] | feed-fault drop N | "
-		    "feed-fault disconnect MS\n");
+		    "[--partitions [--once] | --events | --json] | "
+		    "bump-epoch TABLE PART | feed-lag [--since V] [--raw] | "
+		    "feed-fault drop N | feed-fault disconnect MS | "
+		    "partition split TABLE PART [--at HASH]... | "
+		    "partition move TABLE PART NODE | hot-keys TABLE "
+		    "[--json]\n");
 		return 2;
 	}
 	if (config_load(argv[2], &cfg, why, sizeof(why)) != KV_OK) {
@@ -597,6 +582,12 @@ main(int argc, char **argv)
 	else if (surveys && !lag && strcmp(argv[4], "--partitions") == 0 &&
 	    (argc == 5 || (argc == 6 && strcmp(argv[5], "--once") == 0)))
 		rc = partitions(nodes, &mb, argc == 6);
+	else if (surveys && !lag && argc == 5 &&
+	    strcmp(argv[4], "--events") == 0)
+		rc = admin_events(nodes[0]);
+	else if (surveys && !lag && argc == 5 &&
+	    strcmp(argv[4], "--json") == 0)
+		rc = admin_status_json(&cfg, nodes, &mb);
 	else if (lag) {
 		uint64_t since = 0;
 		bool raw = false;
@@ -620,6 +611,15 @@ main(int argc, char **argv)
 		rc = bump(nodes[0], argv[4], argv[5]);
 	else if (strcmp(argv[3], "feed-fault") == 0 && argc == 6)
 		rc = feed_fault(nodes[0], argv[4], argv[5]);
+	else if (strcmp(argv[3], "partition") == 0 && argc >= 5 &&
+	    strcmp(argv[4], "split") == 0)
+		rc = admin_split(nodes[0], argc - 5, argv + 5);
+	else if (strcmp(argv[3], "partition") == 0 && argc >= 5 &&
+	    strcmp(argv[4], "move") == 0)
+		rc = admin_move(nodes[0], argc - 5, argv + 5);
+	else if (strcmp(argv[3], "hot-keys") == 0 && (argc == 5 ||
+	    (argc == 6 && strcmp(argv[5], "--json") == 0)))
+		rc = admin_hot_keys(&cfg, nodes, argv[4], argc == 6);
 	else
 		fprintf(stderr, "kv-admin: unknown command %s\n", argv[3]);
 	bus_exit_begin(); /* a late answer could hang nng_close (bus_exit.h) */

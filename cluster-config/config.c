@@ -225,6 +225,33 @@ check_addresses(const config *c, const char *path, char *why, size_t whylen)
 }
 
 kv_err
+config_split_option(config *c, const char *key, const char *val)
+{
+	uint64_t v;
+	while (*key == '-')
+		key++;
+	if (strcmp(key, "split-threshold") == 0) {
+		char *end;
+		double f = strtod(val, &end);
+		if (end == val || *end != '\0' || !(f > 0 && f <= 1))
+			return KV_EINVAL;
+		c->split_threshold = f;
+		return KV_OK;
+	}
+	if (config_number(val, &v) != KV_OK)
+		return KV_EINVAL;
+	if (strcmp(key, "split-after-seconds") == 0 && v <= 86400) {
+		c->split_after_s = (uint32_t) v;
+		return KV_OK;
+	}
+	if (strcmp(key, "split-size-mb") == 0 && v <= (1ull << 30)) {
+		c->split_size_bytes = v << 20;
+		return KV_OK;
+	}
+	return KV_EINVAL;
+}
+
+kv_err
 config_load(const char *path, config *c, char *why, size_t whylen)
 {
 	FILE *f = fopen(path, "r");
@@ -237,6 +264,9 @@ config_load(const char *path, config *c, char *why, size_t whylen)
 	c->partition_rcu = CONFIG_PARTITION_RCU;
 	c->partition_wcu = CONFIG_PARTITION_WCU;
 	c->burst_seconds = CONFIG_BURST_SECONDS;
+	c->split_after_s = CONFIG_SPLIT_AFTER_S;
+	c->split_threshold = CONFIG_SPLIT_THRESHOLD;
+	c->split_size_bytes = (uint64_t) CONFIG_SPLIT_SIZE_MB << 20;
 	if (f == NULL) {
 		snprintf(why, whylen, "%s: cannot open", path);
 		return KV_IO;
@@ -272,6 +302,10 @@ config_load(const char *path, config *c, char *why, size_t whylen)
 				c->partition_wcu = v;
 			else
 				c->burst_seconds = (uint32_t) v;
+		} else if (strncmp(key, "split-", 6) == 0 && a != NULL &&
+		    b == NULL) {
+			if (config_split_option(c, key, a) != KV_OK)
+				goto bad;
 		} else if (strcmp(key, "node") == 0 && b != NULL &&
 		    (extra2 == NULL || next_word(&p) == NULL)) {
 			if (c->n_nodes == CONFIG_MAX_NODES)

@@ -7,6 +7,11 @@
  *   partition-rcu 3000                read ceiling of one partition (RCU/s)
  *   partition-wcu 1000                write ceiling of one partition (WCU/s)
  *   burst-seconds 300                 unused capacity kept as burst credit
+ *   split-after-seconds 300           a partition this long above the
+ *                                     split threshold splits (0: never)
+ *   split-threshold 0.8               that share of its ceiling
+ *   split-size-mb 10240               a partition above this size splits
+ *                                     at its median (0: never)
  *   node  ipc://.kv/run/node0.ipc  .kv/data/node0  [127.0.0.1:9100]
  *         [bus=URL]                   (URL of its request server, data
  *                                     folder, and optionally where it
@@ -74,6 +79,9 @@ typedef struct config {
 	uint32_t partitions;
 	uint64_t partition_rcu, partition_wcu; /* ceilings, units per second */
 	uint32_t burst_seconds;
+	uint32_t split_after_s;     /* 0: no splits for heat */
+	double split_threshold;     /* share of the ceiling that is hot */
+	uint64_t split_size_bytes;  /* 0: no splits for size */
 	config_node nodes[CONFIG_MAX_NODES];
 	size_t n_nodes;
 	config_router routers[CONFIG_MAX_ROUTERS];
@@ -106,5 +114,17 @@ void config_host_port(const char *host, int port, char *out, size_t outlen);
  * for anything else, for the cluster file and command-line overrides.
  */
 kv_err config_number(const char *s, uint64_t *out);
+
+/*
+ * config_split_option applies one of the split settings (key
+ * "split-after-seconds", "split-threshold" or "split-size-mb", with or
+ * without leading dashes) to c: KV_OK, or KV_EINVAL for another key or a
+ * bad value. For the cluster file and the nodes' command lines.
+ */
+kv_err config_split_option(config *c, const char *key, const char *val);
+
+#define CONFIG_SPLIT_AFTER_S 300
+#define CONFIG_SPLIT_THRESHOLD 0.8
+#define CONFIG_SPLIT_SIZE_MB 10240
 
 #endif

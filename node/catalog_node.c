@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "catalog_int.h"
 #include "cluster.h"
 #include "feed.h"
 #include "node.h"
@@ -32,24 +33,8 @@
 #define CATALOG_KEY_LEN 5
 static const uint8_t catalog_key[CATALOG_KEY_LEN] = { 0, 0, 0, 0, 'C' };
 
-struct catalog_state {
-	pthread_mutex_t mu;
-	pthread_cond_t cv; /* signalled when a table needs the worker */
-	catalog *cat;
-	uint32_t *resend; /* ids of tables whose owners must hear again */
-	size_t n_resend;
-	bool stop;
-	pthread_t worker;
-	feed_pub *pub; /* the catalog feed; NULL without a bus address */
-};
-
-/*
- * Writes c as the durable catalog, makes it current and publishes the
- * change on the feed (under mu, so changes go out in version order).
- * Needs mu.
- */
-static kv_err
-publish_locked(node *n, catalog *c)
+kv_err
+catalog_publish_locked(node *n, catalog *c, const store_op *extra)
 {
 	uint8_t *buf;
 	size_t len;
@@ -62,6 +47,9 @@ publish_locked(node *n, catalog *c)
 	store_batch_init(&b);
 	rv = store_batch_add(&b, STORE_PUT, catalog_key, CATALOG_KEY_LEN, buf,
 	    len);
+	if (rv == KV_OK && extra != NULL)
+		rv = store_batch_add(&b, extra->kind, extra->key,
+		    extra->key_len, extra->val, extra->val_len);
 	if (rv == KV_OK)
 		rv = store_write(n->st, &b);
 	store_batch_fini(&b);
@@ -108,8 +96,8 @@ catalog_node_fault(node *n, const rpc_request *req, arena *a,
 	}
 }
 
-static table *
-find_mut(catalog *c, const char *name)
+table *
+catalog_find_mut(catalog *c, const char *name)
 {
 	return (table *) catalog_find(c, name, strlen(name));
 }
@@ -134,16 +122,16 @@ make_uuid(char out[37])
 	    r[11], r[12], r[13], r[14], r[15]);
 }
 
-static int64_t
-now_ms(void)
+int64_t
+catalog_now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static kv_err
-copy_out(const table *t, rpc_response *resp)
+kv_err
+catalog_copy_out(const table *t, rpc_response *resp)
 {
 	table *copy = malloc(sizeof(*copy));
 	if (copy == NULL)
@@ -184,7 +172,7 @@ catalog_node_create(node *n, const rpc_request *req, arena *a,
 	}
 	make_uuid(uuid);
 	pthread_mutex_lock(&n->cat->mu);
-	if (find_mut(n->cat->cat, want->name) != NULL) {
+	if (catalog_find_mut(n->cat->cat, want->name) != NULL) {
 		resp->code = KV_TABLE_EXISTS;
 		goto out;
 	}
@@ -215,15 +203,15 @@ catalog_node_create(node *n, const rpc_request *req, arena *a,
 	free(t->uuid);
 	t->uuid = strdup(uuid);
 	t->status = TABLE_CREATING;
-	t->created_ms = now_ms();
+	t->created_ms = catalog_now_ms();
 	if (t->uuid == NULL ||
 	    (resp->code = table_split_even(t, n->cfg.partitions,
 	    t->id % (uint32_t) n->cfg.n_nodes,
 	    (uint32_t) n->cfg.n_nodes)) != KV_OK)
 		goto out;
-	if ((resp->code = copy_out(t, resp)) != KV_OK)
+	if ((resp->code = catalog_copy_out(t, resp)) != KV_OK)
 		goto out;
-	if ((resp->code = publish_locked(n, c)) == KV_OK)
+	if ((resp->code = catalog_publish_locked(n, c, NULL)) == KV_OK)
 		c = NULL;
 out:
 	pthread_mutex_unlock(&n->cat->mu);
@@ -251,7 +239,7 @@ in_use_name(table_status s)
 static const table *
 find_active_locked(node *n, const char *name, rpc_response *resp)
 {
-	const table *t = find_mut(n->cat->cat, name);
+	const table *t = catalog_find_mut(n->cat->cat, name);
 	if (t == NULL) {
 		resp->code = KV_NO_TABLE;
 		return NULL;
@@ -278,11 +266,11 @@ catalog_node_delete(node *n, const rpc_request *req, arena *a,
 	if (find_active_locked(n, req->table_name, resp) == NULL ||
 	    (resp->code = catalog_clone(n->cat->cat, &c)) != KV_OK)
 		goto out;
-	table *t = find_mut(c, req->table_name);
+	table *t = catalog_find_mut(c, req->table_name);
 	t->status = TABLE_DELETING;
-	if ((resp->code = copy_out(t, resp)) != KV_OK)
+	if ((resp->code = catalog_copy_out(t, resp)) != KV_OK)
 		goto out;
-	if ((resp->code = publish_locked(n, c)) == KV_OK)
+	if ((resp->code = catalog_publish_locked(n, c, NULL)) == KV_OK)
 		c = NULL;
 out:
 	pthread_mutex_unlock(&n->cat->mu);
@@ -313,7 +301,7 @@ catalog_node_update(node *n, const rpc_request *req, arena *a,
 	if (cur == NULL)
 		goto out;
 	bool to_prov = want->billing == BILLING_PROVISIONED;
-	int64_t now = now_ms();
+	int64_t now = catalog_now_ms();
 	if (to_prov && cur->billing == BILLING_PROVISIONED &&
 	    want->rcu == cur->rcu && want->wcu == cur->wcu) {
 		snprintf(msg, sizeof(msg), "The provisioned throughput for the "
@@ -353,7 +341,7 @@ catalog_node_update(node *n, const rpc_request *req, arena *a,
 	}
 	if ((resp->code = catalog_clone(n->cat->cat, &c)) != KV_OK)
 		goto out;
-	table *t = find_mut(c, want->name);
+	table *t = catalog_find_mut(c, want->name);
 	if (t->billing != want->billing)
 		t->billing_changed_ms = now;
 	t->billing = want->billing;
@@ -367,9 +355,9 @@ catalog_node_update(node *n, const rpc_request *req, arena *a,
 		t->decreases_today = today + 1;
 	}
 	t->status = TABLE_UPDATING;
-	if ((resp->code = copy_out(t, resp)) != KV_OK)
+	if ((resp->code = catalog_copy_out(t, resp)) != KV_OK)
 		goto out;
-	if ((resp->code = publish_locked(n, c)) == KV_OK)
+	if ((resp->code = catalog_publish_locked(n, c, NULL)) == KV_OK)
 		c = NULL;
 out:
 	pthread_mutex_unlock(&n->cat->mu);
@@ -378,8 +366,8 @@ out:
 		wire_response_fini(resp);
 }
 
-static void
-resend_add_locked(catalog_state *cs, uint32_t id)
+void
+catalog_resend_add_locked(catalog_state *cs, uint32_t id)
 {
 	for (size_t i = 0; i < cs->n_resend; i++)
 		if (cs->resend[i] == id)
@@ -402,13 +390,13 @@ catalog_node_bump(node *n, const rpc_request *req, arena *a,
 		return;
 	}
 	pthread_mutex_lock(&n->cat->mu);
-	if (find_mut(n->cat->cat, req->table_name) == NULL) {
+	if (catalog_find_mut(n->cat->cat, req->table_name) == NULL) {
 		resp->code = KV_NO_TABLE;
 		goto out;
 	}
 	if ((resp->code = catalog_clone(n->cat->cat, &c)) != KV_OK)
 		goto out;
-	table *t = find_mut(c, req->table_name);
+	table *t = catalog_find_mut(c, req->table_name);
 	resp->code = KV_EINVAL;
 	for (size_t i = 0; i < t->n_parts; i++) {
 		if (t->parts[i].id == req->part) {
@@ -418,12 +406,12 @@ catalog_node_bump(node *n, const rpc_request *req, arena *a,
 	}
 	if (resp->code != KV_OK)
 		goto out;
-	if ((resp->code = copy_out(t, resp)) != KV_OK)
+	if ((resp->code = catalog_copy_out(t, resp)) != KV_OK)
 		goto out;
 	uint32_t id = t->id;
-	if ((resp->code = publish_locked(n, c)) == KV_OK) {
+	if ((resp->code = catalog_publish_locked(n, c, NULL)) == KV_OK) {
 		c = NULL;
-		resend_add_locked(n->cat, id);
+		catalog_resend_add_locked(n->cat, id);
 	}
 out:
 	pthread_mutex_unlock(&n->cat->mu);
@@ -432,12 +420,13 @@ out:
 		wire_response_fini(resp);
 }
 
-/* Sends one verb about t to node i (locally without the wire). */
-static kv_err
-tell(node *n, uint32_t i, rpc_op op, const table *t)
+kv_err
+catalog_tell(node *n, uint32_t i, rpc_op op, const table *t,
+    uint64_t version)
 {
 	rpc_request req = {
 		.op = op, .table = t, .table_id = t->id, .node = i,
+		.min_version = version,
 	};
 	rpc_response resp;
 	arena a;
@@ -466,7 +455,7 @@ tell(node *n, uint32_t i, rpc_op op, const table *t)
 
 /* Tells every owner of t its partitions. */
 static kv_err
-assign_all(node *n, const table *t)
+assign_all(node *n, const table *t, uint64_t version)
 {
 	for (uint32_t i = 0; i < n->cfg.n_nodes; i++) {
 		bool owns = false;
@@ -474,7 +463,7 @@ assign_all(node *n, const table *t)
 			owns |= t->parts[p].node == i;
 		if (!owns)
 			continue;
-		kv_err rv = tell(n, i, RPC_ASSIGN, t);
+		kv_err rv = catalog_tell(n, i, RPC_ASSIGN, t, version);
 		if (rv != KV_OK)
 			return rv;
 	}
@@ -485,7 +474,7 @@ static kv_err
 drop_all(node *n, const table *t)
 {
 	for (uint32_t i = 0; i < n->cfg.n_nodes; i++) {
-		kv_err rv = tell(n, i, RPC_DROP_TABLE, t);
+		kv_err rv = catalog_tell(n, i, RPC_DROP_TABLE, t, 0);
 		if (rv != KV_OK)
 			return rv;
 	}
@@ -514,7 +503,7 @@ advance_locked(node *n, uint32_t id, table_status from)
 		}
 		break;
 	}
-	rv = publish_locked(n, c);
+	rv = catalog_publish_locked(n, c, NULL);
 	if (rv != KV_OK)
 		catalog_free(c);
 	return rv;
@@ -549,7 +538,7 @@ work_once(node *n, bool resend_all)
 		if (t->status == TABLE_CREATING ||
 		    t->status == TABLE_UPDATING ||
 		    (t->status == TABLE_ACTIVE && again)) {
-			rv = assign_all(n, t);
+			rv = assign_all(n, t, snap->version);
 			if (rv == KV_OK && t->status != TABLE_ACTIVE) {
 				pthread_mutex_lock(&n->cat->mu);
 				rv = advance_locked(n, t->id, t->status);
@@ -569,7 +558,7 @@ work_once(node *n, bool resend_all)
 			failed = true;
 			if (t->status == TABLE_ACTIVE) {
 				pthread_mutex_lock(&n->cat->mu);
-				resend_add_locked(n->cat, t->id);
+				catalog_resend_add_locked(n->cat, t->id);
 				pthread_mutex_unlock(&n->cat->mu);
 			}
 		}
@@ -594,6 +583,7 @@ static void *
 worker(void *arg)
 {
 	node *n = arg;
+	reshape_recover(n); /* a move the last run left half done */
 	bool failed = work_once(n, true);
 	bool resend_all = failed;
 
@@ -630,6 +620,7 @@ catalog_node_open(node *n)
 		return KV_ENOMEM;
 	pthread_mutex_init(&cs->mu, NULL);
 	pthread_cond_init(&cs->cv, NULL);
+	pthread_mutex_init(&cs->move_serial, NULL);
 	rv = store_get(n->st, catalog_key, CATALOG_KEY_LEN, &buf, &len,
 	    &found);
 	if (rv == KV_OK && found)
@@ -681,6 +672,8 @@ catalog_node_close(node *n)
 	feed_pub_close(cs->pub);
 	catalog_free(cs->cat);
 	free(cs->resend);
+	reshape_fini(cs);
+	pthread_mutex_destroy(&cs->move_serial);
 	pthread_mutex_destroy(&cs->mu);
 	pthread_cond_destroy(&cs->cv);
 	free(cs);

@@ -59,6 +59,20 @@ void catalog_node_update(node *n, const rpc_request *req, arena *a,
 void catalog_node_fault(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);
 
+/*
+ * Adaptive capacity on the catalog node (reshape.c): RPC_SPLIT and
+ * RPC_SPLIT_ASK, RPC_MOVE (answers when the move is done or undone),
+ * RPC_EVENTS; and the splits' and moves' counters for /metrics.
+ */
+void reshape_split(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
+void reshape_move(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
+void reshape_events(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
+#include <stdio.h>
+void reshape_write_metrics(node *n, FILE *f);
+
 /* catalog_node_version: the current catalog's version. Node 0 only. */
 uint64_t catalog_node_version(node *n);
 

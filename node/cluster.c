@@ -107,8 +107,9 @@ answer(void *arg, uint32_t what, arena *a, member *m)
 /* ---- the node-to-node seam ---- */
 
 /*
- * PEER_VERB: a catalog node's order, served as if it had come over the
- * frames. Only the verbs the catalog node sends to owners are taken.
+ * PEER_VERB: a verb one node sends another, served as if it had come
+ * over the frames: the catalog node's orders to owners, an owner's ask
+ * for a split, and the steps of a move. No other verb is taken.
  */
 static void
 peer_verb(void *arg, const peer_msg *m, arena *a, peer_reply *out)
@@ -123,7 +124,12 @@ peer_verb(void *arg, const peer_msg *m, arena *a, peer_reply *out)
 	out->code = wire_unpack_request(m->body, m->len, a, &req);
 	if (out->code != KV_OK)
 		return;
-	if (req.op != RPC_ASSIGN && req.op != RPC_DROP_TABLE) {
+	switch (req.op) {
+	case RPC_ASSIGN: case RPC_DROP_TABLE: case RPC_SPLIT_ASK:
+	case RPC_MOVE_BEGIN: case RPC_MOVE_PULL: case RPC_MOVE_DIRTY:
+	case RPC_MOVE_FENCE: case RPC_MOVE_END: case RPC_MOVE_STEP:
+		break;
+	default:
 		out->code = KV_PROTO;
 		goto out;
 	}

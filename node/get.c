@@ -27,13 +27,15 @@ get_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 	resp->code = part_map_check_key_locked(&n->parts, req->table_id,
 	    req->part, req->epoch, req->key, req->key_len, &p);
 	if (resp->code == KV_OK)
-		resp->code = throttle_admit(n, p, false, resp);
+		resp->code = throttle_admit(n, p, false, req->key,
+		    req->key_len, resp);
 	if (resp->code == KV_OK) {
 		resp->code = store_get(n->st, req->key, req->key_len, &rec,
 		    &len, &found);
 		/* A missing item costs the minimum, as DynamoDB charges. */
 		if (resp->code == KV_OK)
-			throttle_charge(n, p, false, capacity_read_half_units(
+			throttle_charge(n, p, false, req->key, req->key_len,
+			    capacity_read_half_units(
 			    found && len >= RECORD_HEADER ? record_size(rec) :
 			    0, req->consistent));
 	}

@@ -35,6 +35,7 @@
 #include "catalog_node.h"
 #include "cluster.h"
 #include "metrics_http.h"
+#include "heat.h"
 #include "node.h"
 #include "server.h"
 #include "throttle.h"
@@ -71,7 +72,9 @@ usage(void)
 {
 	fprintf(stderr, "usage: kv-node --config FILE --index I [--sync] "
 	    "[--partition-rcu N] [--partition-wcu N] [--burst-seconds N] "
-	    "[--no-capacity] [--sched-normal] [--nng-requests]\n");
+	    "[--no-capacity] [--sched-normal] [--nng-requests] "
+	    "[--split-after-seconds N] [--split-threshold F] "
+	    "[--split-size-mb N]\n");
 	exit(2);
 }
 
@@ -89,6 +92,8 @@ main(int argc, char **argv)
 	bool loaded = false; /* the partitions, with their counters */
 
 	const char *over_rcu = NULL, *over_wcu = NULL, *over_burst = NULL;
+	const char *split_opt[6]; /* key, value pairs */
+	size_t n_split = 0;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
 			path = argv[++i];
@@ -101,7 +106,11 @@ main(int argc, char **argv)
 		else if (strcmp(argv[i], "--burst-seconds") == 0 &&
 		    i + 1 < argc)
 			over_burst = argv[++i];
-		else if (strcmp(argv[i], "--no-capacity") == 0)
+		else if (strncmp(argv[i], "--split-", 8) == 0 &&
+		    i + 1 < argc && n_split < 6) {
+			split_opt[n_split++] = argv[i];
+			split_opt[n_split++] = argv[++i];
+		} else if (strcmp(argv[i], "--no-capacity") == 0)
 			n.capacity_off = true;
 		else if (strcmp(argv[i], "--index") == 0 && i + 1 < argc)
 			index = strtol(argv[++i], NULL, 10);
@@ -147,11 +156,16 @@ main(int argc, char **argv)
 			usage();
 		n.cfg.burst_seconds = (uint32_t) v;
 	}
+	for (size_t i = 0; i < n_split; i += 2)
+		if (config_split_option(&n.cfg, split_opt[i],
+		    split_opt[i + 1]) != KV_OK)
+			usage();
 	n.index = (uint32_t) index;
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	n.started_ms = (int64_t) now.tv_sec * 1000 + now.tv_nsec / 1000000;
 	pthread_mutex_init(&n.peers_mu, NULL);
+	pthread_mutex_init(&n.move_mu, NULL);
 	part_map_init(&n.parts);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGINT, on_signal);
@@ -213,6 +227,9 @@ main(int argc, char **argv)
 		    me->metrics_host, me->metrics_port);
 		goto out;
 	}
+	if ((n.cfg.split_after_s > 0 || n.cfg.split_size_bytes > 0) &&
+	    !n.capacity_off && (rv = heat_mon_start(&n)) != KV_OK)
+		goto out;
 	fprintf(stderr, "kv-node %u: serving %s (data %s, %zu partitions; "
 	    "per partition %llu RCU/s, %llu WCU/s, %u s burst%s; %s "
 	    "scheduling)\n",
@@ -226,6 +243,7 @@ main(int argc, char **argv)
 	status = 0;
 out:
 	bus_exit_begin(); /* nng sockets are left to the exit (bus_exit.h) */
+	heat_mon_stop(&n);
 	metrics_http_close(mh);
 	cluster_stop(&n);
 	server_close(srv);

@@ -13,6 +13,7 @@
 
 #include <microhttpd.h>
 
+#include "catalog_node.h"
 #include "cluster.h"
 #include "metrics.h"
 #include "node.h"
@@ -43,6 +44,7 @@ render(node *n, size_t *len)
 		    "kv_node_partitions{node=\"%u\"} %zu\n", n->index, src.n);
 		metrics_write_parts(f, &src, 1, NULL, NULL);
 		cluster_write_health(n, f);
+		reshape_write_metrics(n, f);
 		fclose(f);
 	}
 	wire_response_fini(&resp);

@@ -4,6 +4,8 @@
 #include "node.h"
 
 #include "catalog_node.h"
+#include "heat.h"
+#include "move.h"
 
 rpc_client *
 node_peer(node *n, uint32_t i)
@@ -60,6 +62,17 @@ node_dispatch_run(node *n, const rpc_request *req, arena *a,
 	case RPC_UPDATE_TABLE: fn = catalog_node_update; break;
 	case RPC_MULTI: fn = multi_serve; break;
 	case RPC_FEED_FAULT: fn = catalog_node_fault; break;
+	case RPC_SPLIT:
+	case RPC_SPLIT_ASK: fn = reshape_split; break;
+	case RPC_MOVE: fn = reshape_move; break;
+	case RPC_EVENTS: fn = reshape_events; break;
+	case RPC_HOT_KEYS: fn = hot_keys_serve; break;
+	case RPC_MOVE_BEGIN:
+	case RPC_MOVE_PULL:
+	case RPC_MOVE_DIRTY:
+	case RPC_MOVE_FENCE:
+	case RPC_MOVE_END:
+	case RPC_MOVE_STEP: fn = move_serve; break;
 	}
 	if (fn == NULL) {
 		resp->code = KV_PROTO;

@@ -31,6 +31,15 @@
 typedef struct catalog_state catalog_state;
 typedef struct cluster_state cluster_state;
 
+/* A move into this node (move.h), one at a time. */
+typedef struct move_in {
+	uint64_t id; /* 0: none */
+	uint32_t table_id, part_id;
+	uint64_t lo, last;
+	uint32_t source;
+	uint64_t items, bytes; /* what the range holds here so far */
+} move_in;
+
 typedef struct node {
 	uint32_t index; /* position in the cluster file */
 	config cfg;
@@ -42,6 +51,9 @@ typedef struct node {
 	cluster_state *cl;  /* the nng side: cluster.h */
 	bool capacity_off;  /* --no-capacity: never throttle (to measure) */
 	int64_t started_ms; /* Unix time the process started */
+	pthread_mutex_t move_mu; /* guards move */
+	move_in move;
+	struct heat_mon *heat; /* the heat monitor (heat.h); NULL: none */
 } node;
 
 /*

@@ -62,6 +62,8 @@ part_map_init(part_map *m)
 	pthread_rwlock_init(&m->lock, NULL);
 	m->p = NULL;
 	m->n = m->cap = 0;
+	m->seen = NULL;
+	m->n_seen = 0;
 	atomic_init(&m->size_entries, 0);
 }
 
@@ -69,6 +71,7 @@ void
 part_map_fini(part_map *m)
 {
 	for (size_t i = 0; i < m->n; i++) {
+		move_forget(m->p[i]);
 		size_index_fini(&m->p[i]->sizes);
 		pthread_mutex_destroy(&m->p[i]->mu);
 		pthread_mutex_destroy(&m->p[i]->cap_mu);
@@ -77,6 +80,9 @@ part_map_fini(part_map *m)
 	free(m->p);
 	m->p = NULL;
 	m->n = m->cap = 0;
+	free(m->seen);
+	m->seen = NULL;
+	m->n_seen = 0;
 	pthread_rwlock_destroy(&m->lock);
 }
 
@@ -169,6 +175,7 @@ part_map_remove_locked(part_map *m, part *p)
 		if (m->p[i] != p)
 			continue;
 		m->p[i] = m->p[--m->n];
+		move_forget(p);
 		size_index_fini(&p->sizes);
 		pthread_mutex_destroy(&p->mu);
 		pthread_mutex_destroy(&p->cap_mu);
@@ -223,16 +230,23 @@ static const uint8_t clean_key[5] = { 0, 0, 0, 0, 'S' };
 static const uint8_t clean_val[1] = { 1 };
 
 void
-part_key_range(const part *p, uint8_t lo[12], uint8_t hi[12], size_t *hil)
+part_range_keys(uint32_t table_id, uint64_t lo, uint64_t last,
+    uint8_t klo[12], uint8_t khi[12], size_t *hil)
 {
-	keyenc_range_prefix(p->table_id, p->lo, lo);
-	if (p->last == UINT64_MAX) {
-		keyenc_table_prefix(p->table_id + 1, hi);
+	keyenc_range_prefix(table_id, lo, klo);
+	if (last == UINT64_MAX) {
+		keyenc_table_prefix(table_id + 1, khi);
 		*hil = 4;
 	} else {
-		keyenc_range_prefix(p->table_id, p->last + 1, hi);
+		keyenc_range_prefix(table_id, last + 1, khi);
 		*hil = KEYENC_PREFIX;
 	}
+}
+
+void
+part_key_range(const part *p, uint8_t lo[12], uint8_t hi[12], size_t *hil)
+{
+	part_range_keys(p->table_id, p->lo, p->last, lo, hi, hil);
 }
 
 typedef struct count_ctx {
@@ -257,21 +271,29 @@ count_one(void *arg, const uint8_t *k, size_t kl, const uint8_t *v,
 }
 
 kv_err
-part_recount(part *p, store *st)
+part_count_range(store *st, uint32_t table_id, uint64_t lo, uint64_t last,
+    uint64_t *items, uint64_t *bytes)
 {
-	uint8_t lo[KEYENC_PREFIX], hi[KEYENC_PREFIX];
+	uint8_t klo[KEYENC_PREFIX], khi[KEYENC_PREFIX];
 	size_t hil;
 	count_ctx c = { 0 };
 
-	part_key_range(p, lo, hi, &hil);
-	kv_err rv = store_scan(st, lo, sizeof(lo), hi, hil, count_one, &c);
+	part_range_keys(table_id, lo, last, klo, khi, &hil);
+	kv_err rv = store_scan(st, klo, sizeof(klo), khi, hil, count_one, &c);
 	if (rv != KV_OK)
 		return rv;
 	if (c.corrupt)
 		return KV_CORRUPT;
-	p->items = c.items;
-	p->bytes = c.bytes;
+	*items = c.items;
+	*bytes = c.bytes;
 	return KV_OK;
+}
+
+kv_err
+part_recount(part *p, store *st)
+{
+	return part_count_range(st, p->table_id, p->lo, p->last, &p->items,
+	    &p->bytes);
 }
 
 /*

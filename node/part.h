@@ -49,6 +49,8 @@
 
 #include "bucket.h"
 #include "err.h"
+#include "heat.h"
+#include "move.h"
 #include "size_index.h"
 #include "store.h"
 
@@ -71,6 +73,11 @@ typedef struct part {
 	uint64_t prov_rcu, prov_wcu; /* the table's; 0: on demand */
 	uint32_t table_parts;        /* partitions sharing them */
 	bool rd_prov_binds, wr_prov_binds; /* share below the ceiling */
+	heat heat; /* guarded by cap_mu (heat.h) */
+	/* A move of this partition away (move.h), guarded by mu. */
+	uint64_t move_id; /* 0: none */
+	key_set dirty;    /* keys written since the move began */
+	bool dirty_lost;  /* the set ran out of memory: the move fails */
 } part;
 
 typedef struct part_map {
@@ -78,6 +85,12 @@ typedef struct part_map {
 	part **p;
 	size_t n, cap;
 	atomic_size_t size_entries; /* all partitions' size_index entries */
+	/* The newest catalog version each table's ASSIGN came from. */
+	struct assign_seen {
+		uint32_t table_id;
+		uint64_t version;
+	} *seen;
+	size_t n_seen;
 } part_map;
 
 /* part_map_init prepares an empty map; cannot fail. */
@@ -156,6 +169,17 @@ kv_err part_recount(part *p, store *st);
  */
 void part_key_range(const part *p, uint8_t lo[12], uint8_t hi[12],
     size_t *hil);
+
+/* part_range_keys: part_key_range for hashes [lo, last] of table_id. */
+void part_range_keys(uint32_t table_id, uint64_t lo, uint64_t last,
+    uint8_t klo[12], uint8_t khi[12], size_t *hil);
+
+/*
+ * part_count_range counts the items and bytes stored in hashes
+ * [lo, last] of table_id. KV_OK, KV_IO or KV_CORRUPT.
+ */
+kv_err part_count_range(store *st, uint32_t table_id, uint64_t lo,
+    uint64_t last, uint64_t *items, uint64_t *bytes);
 
 /* part_meta_key writes p's metadata key. */
 void part_meta_key(uint32_t table_id, uint32_t id,

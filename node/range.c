@@ -124,7 +124,16 @@ range_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 		resp->code = KV_STALE_ROUTE;
 		goto out;
 	}
-	if ((resp->code = throttle_admit(n, p, false, resp)) != KV_OK)
+	/* A Query reads one collection: its key for the heat sketch. */
+	const uint8_t *coll = NULL;
+	if (req->range_lo != NULL && req->range_hi != NULL &&
+	    req->range_lo_len > KEYENC_PREFIX &&
+	    req->range_hi_len >= KEYENC_PREFIX &&
+	    memcmp(req->range_lo, req->range_hi, KEYENC_PREFIX) == 0)
+		coll = req->range_lo;
+	size_t colll = coll != NULL ? req->range_lo_len : 0;
+	if ((resp->code = throttle_admit(n, p, false, coll, colll, resp)) !=
+	    KV_OK)
 		goto out;
 	/* The partition's own key range: [table|lo, table|last+1). */
 	part_key_range(p, plo, phi, &phil);
@@ -145,8 +154,8 @@ range_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 	if (rv != KV_OK)
 		resp->code = rv;
 	/* What was read is paid for, whether the filter kept it or not. */
-	throttle_charge(n, p, false, capacity_read_half_units(resp->read_bytes,
-	    req->consistent));
+	throttle_charge(n, p, false, coll, colll,
+	    capacity_read_half_units(resp->read_bytes, req->consistent));
 out:
 	pthread_rwlock_unlock(&n->parts.lock);
 }

@@ -60,13 +60,17 @@ throttle_configure(node *n, part *p, uint64_t rcu, uint64_t wcu,
 }
 
 kv_err
-throttle_admit(node *n, part *p, bool write, rpc_response *resp)
+throttle_admit(node *n, part *p, bool write, const uint8_t *key,
+    size_t key_len, rpc_response *resp)
 {
 	if (n->capacity_off)
 		return KV_OK;
 	int64_t now = throttle_now_ns();
 	pthread_mutex_lock(&p->cap_mu);
 	bool ok = bucket_admit(write ? &p->wr : &p->rd, now);
+	if (!ok)
+		heat_note(&p->heat, key, key_len, write, 0, true,
+		    now / 1000000000);
 	bool binds = write ? p->wr_prov_binds : p->rd_prov_binds;
 	bool prov = p->prov_rcu != 0 || p->prov_wcu != 0;
 	pthread_mutex_unlock(&p->cap_mu);
@@ -79,13 +83,16 @@ throttle_admit(node *n, part *p, bool write, rpc_response *resp)
 }
 
 void
-throttle_charge(node *n, part *p, bool write, uint64_t half_units)
+throttle_charge(node *n, part *p, bool write, const uint8_t *key,
+    size_t key_len, uint64_t half_units)
 {
 	if (n->capacity_off)
 		return;
 	int64_t now = throttle_now_ns();
 	pthread_mutex_lock(&p->cap_mu);
 	bucket_charge(write ? &p->wr : &p->rd, half_units, now);
+	heat_note(&p->heat, key, key_len, write, half_units, false,
+	    now / 1000000000);
 	pthread_mutex_unlock(&p->cap_mu);
 }
 

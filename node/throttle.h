@@ -47,10 +47,16 @@ void throttle_configure(node *n, part *p, uint64_t rcu, uint64_t wcu,
  * may run, else KV_THROTTLED with resp->throttle saying which bucket, and
  * whether the table's provisioned share or the partition ceiling binds.
  */
-kv_err throttle_admit(node *n, part *p, bool write, rpc_response *resp);
+kv_err throttle_admit(node *n, part *p, bool write, const uint8_t *key,
+    size_t key_len, rpc_response *resp);
 
-/* throttle_charge takes half_units from p's read or write bucket. */
-void throttle_charge(node *n, part *p, bool write, uint64_t half_units);
+/*
+ * throttle_charge takes half_units from p's read or write bucket. Both
+ * count the request on storage key key[0..key_len) (NULL: a range of
+ * several collections) in p's heat sketch (heat.h).
+ */
+void throttle_charge(node *n, part *p, bool write, const uint8_t *key,
+    size_t key_len, uint64_t half_units);
 
 /*
  * throttle_stats fills the capacity fields of *s (rates, credit, charged

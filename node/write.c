@@ -112,6 +112,7 @@ write_item(node *n, part *p, const uint8_t *key, size_t key_len,
 		rv = store_write_buffered(n->st, &b);
 	store_batch_fini(&b);
 	if (rv == KV_OK) {
+		move_note(p, key, key_len); /* a move under way sends it */
 		p->items = items;
 		p->bytes = bytes;
 		if (rec != NULL)
@@ -208,7 +209,8 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 	if (in_run) {
 		/* write_run_takes held: the same item, route checked. */
 		p = run->p;
-		if ((resp->code = throttle_admit(n, p, true, resp)) != KV_OK)
+		if ((resp->code = throttle_admit(n, p, true, req->key,
+		    req->key_len, resp)) != KV_OK)
 			return;
 		old = run->rec;
 		old_len = run->rec_len;
@@ -221,7 +223,8 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 		    req->table_id, req->part, req->epoch, req->key,
 		    req->key_len, &p);
 		if (resp->code != KV_OK ||
-		    (resp->code = throttle_admit(n, p, true, resp)) != KV_OK)
+		    (resp->code = throttle_admit(n, p, true, req->key,
+		    req->key_len, resp)) != KV_OK)
 			goto unlock_map;
 		pthread_mutex_lock(&p->mu);
 		if (blind && size_index_get(&p->sizes, req->key, req->key_len,
@@ -308,7 +311,8 @@ unlock:
 	 * (core/capacity.h).
 	 */
 	if (resp->code == KV_OK || resp->code == KV_COND_FAILED)
-		throttle_charge(n, p, true, 2 * capacity_write_units(
+		throttle_charge(n, p, true, req->key, req->key_len,
+		    2 * capacity_write_units(
 		    resp->old_size, resp->code == KV_OK ? resp->new_size : 0));
 unlock_map:
 	if (!in_run)

@@ -420,6 +420,10 @@ wire_pack_request(const rpc_request *r, uint8_t **out, size_t *len)
 		goto out;
 	pb.n_subs = r->n_subs;
 	pb.subs = subs;
+	pb.move_id = r->move_id;
+	pb.reason = r->reason;
+	pb.n_cuts = r->n_cuts;
+	pb.cuts = (uint64_t *) r->cuts;
 	rv = wire_pack_pb(&pb.base, out, len);
 out:
 	free(subs);
@@ -506,6 +510,22 @@ wire_unpack_request(const uint8_t *buf, size_t len, arena *a,
 	if ((rv = subs_from_pb(a, pb->subs, pb->n_subs, &r->subs,
 	    &r->sub_lens, &r->n_subs)) != KV_OK)
 		goto out;
+	r->move_id = pb->move_id;
+	r->reason = pb->reason;
+	if (pb->n_cuts > RPC_MAX_CUTS) {
+		rv = KV_PROTO;
+		goto out;
+	}
+	if (pb->n_cuts > 0) {
+		uint64_t *cuts = arena_alloc(a, pb->n_cuts * sizeof(*cuts));
+		if (cuts == NULL) {
+			rv = KV_ENOMEM;
+			goto out;
+		}
+		memcpy(cuts, pb->cuts, pb->n_cuts * sizeof(*cuts));
+		r->cuts = cuts;
+		r->n_cuts = pb->n_cuts;
+	}
 	if (pb->table != NULL) {
 		table *t = malloc(sizeof(*t));
 		if (t == NULL) {
@@ -541,7 +561,7 @@ wire_pack_response(const rpc_response *r, uint8_t **out, size_t *len)
 	pb_table_buf tb;
 	bool have_cat = false, have_table = false;
 	Kv__PartStats *stats = NULL, **statp = NULL;
-	ProtobufCBinaryData *items = NULL, *subs = NULL;
+	ProtobufCBinaryData *items = NULL, *subs = NULL, *blobs = NULL;
 	kv_err rv = KV_OK;
 
 	pb.code = r->code;
@@ -586,16 +606,21 @@ wire_pack_response(const rpc_response *r, uint8_t **out, size_t *len)
 	if ((rv = bytes_to_pb(r->items, r->item_lens, r->n_items, &items)) !=
 	    KV_OK ||
 	    (rv = bytes_to_pb(r->subs, r->sub_lens, r->n_subs, &subs)) !=
+	    KV_OK ||
+	    (rv = bytes_to_pb(r->blobs, r->blob_lens, r->n_blobs, &blobs)) !=
 	    KV_OK)
 		goto out;
 	pb.n_items = r->n_items;
 	pb.items = items;
 	pb.n_subs = r->n_subs;
 	pb.subs = subs;
+	pb.n_blobs = r->n_blobs;
+	pb.blobs = blobs;
 	rv = wire_pack_pb(&pb.base, out, len);
 out:
 	free(items);
 	free(subs);
+	free(blobs);
 	if (have_cat)
 		catalog_buf_fini(&cb);
 	if (have_table)
@@ -653,6 +678,10 @@ wire_unpack_response(const uint8_t *buf, size_t len, arena *a,
 	if ((rv = subs_from_pb(a, pb->subs, pb->n_subs, &r->subs,
 	    &r->sub_lens, &r->n_subs)) != KV_OK)
 		goto out;
+	if ((rv = bytes_from_pb(a, pb->blobs, pb->n_blobs, false, &r->blobs,
+	    &r->blob_lens)) != KV_OK)
+		goto out;
+	r->n_blobs = pb->n_blobs;
 	if (pb->catalog != NULL &&
 	    (rv = catalog_from_pb(pb->catalog, &r->cat)) != KV_OK)
 		goto out;
@@ -728,4 +757,37 @@ wire_unpack_table(const uint8_t *buf, size_t len, table *out)
 	kv_err rv = wire_table_from_pb(pb, out);
 	kv__table__free_unpacked(pb, NULL);
 	return rv == KV_PROTO ? KV_CORRUPT : rv;
+}
+
+uint8_t *
+wire_pair_make(arena *a, const uint8_t *k, size_t kl, const uint8_t *v,
+    size_t vl, size_t *len)
+{
+	uint8_t *b = arena_alloc(a, 4 + kl + vl);
+	if (b == NULL)
+		return NULL;
+	for (int i = 0; i < 4; i++)
+		b[i] = (uint8_t) (kl >> (8 * i));
+	memcpy(b + 4, k, kl);
+	if (vl > 0)
+		memcpy(b + 4 + kl, v, vl);
+	*len = 4 + kl + vl;
+	return b;
+}
+
+bool
+wire_pair_read(const uint8_t *b, size_t len, const uint8_t **k, size_t *kl,
+    const uint8_t **v, size_t *vl)
+{
+	if (len < 4)
+		return false;
+	size_t n = (size_t) b[0] | (size_t) b[1] << 8 | (size_t) b[2] << 16 |
+	    (size_t) b[3] << 24;
+	if (n > len - 4)
+		return false;
+	*k = b + 4;
+	*kl = n;
+	*v = b + 4 + n;
+	*vl = len - 4 - n;
+	return true;
 }

@@ -39,7 +39,59 @@ typedef enum rpc_op {
 	                       * (table_name "drop": the next `limit`
 	                       * changes are lost; "disconnect": the feed
 	                       * closes for `limit` ms) */
+	/* Adaptive capacity (node/move.c, node/catalog_node.c). */
+	RPC_SPLIT = 20,       /* catalog node: split partition `part` of
+	                       * table_name at `cuts` (none: its middle),
+	                       * if it still has `epoch` (0: any) */
+	RPC_MOVE = 21,        /* catalog node: move partition `part` of
+	                       * table_name to node `node`; answers once done */
+	RPC_EVENTS = 22,      /* catalog node: recent splits and moves */
+	RPC_HOT_KEYS = 23,    /* owner: top keys of its partitions of
+	                       * table_id (0: all) */
+	RPC_MOVE_BEGIN = 24,  /* source: start recording the writes to
+	                       * partition `part` (move_id) */
+	RPC_MOVE_PULL = 25,   /* source: the next items of the partition
+	                       * from range_lo, at most max_bytes */
+	RPC_MOVE_DIRTY = 26,  /* source: items written since MOVE_BEGIN that
+	                       * were not sent yet, at most max_bytes */
+	RPC_MOVE_FENCE = 27,  /* source: stop serving the partition (its
+	                       * epoch rises to `epoch`, durably) */
+	RPC_MOVE_END = 28,    /* source: stop recording (move over) */
+	RPC_MOVE_STEP = 29,   /* target: one step of a move in (limit:
+	                       * MOVE_STEP_*), pulling from node `node` */
+	RPC_SPLIT_ASK = 30,   /* catalog node: an owner asks for a split
+	                       * (heat or size) over the node-to-node seam */
 } rpc_op;
+
+/* Why a partition is split or moved (rpc_request.reason). */
+typedef enum rpc_reason {
+	RPC_REASON_OPERATOR = 0,
+	RPC_REASON_HEAT = 1,
+	RPC_REASON_SIZE = 2,
+	RPC_REASON_REBALANCE = 3,
+	RPC_REASON_HOT_ITEM = 4,
+} rpc_reason;
+
+/* The steps of RPC_MOVE_STEP. */
+#define MOVE_STEP_START 1 /* clear the range, reset the tally */
+#define MOVE_STEP_COPY 2  /* pull one chunk from range_lo; apply it */
+#define MOVE_STEP_DRAIN 3 /* pull written items once; apply them */
+#define MOVE_STEP_ABORT 4 /* forget the move, clear the range */
+
+/*
+ * RPC_MOVE for tests: with limit = one of these, the move pauses
+ * max_bytes ms after that step, so that a node can be killed there.
+ */
+#define MOVE_PAUSE_BEGIN 1    /* the source records writes */
+#define MOVE_PAUSE_CHUNK 2    /* each chunk copied */
+#define MOVE_PAUSE_COPY 3     /* the whole range copied */
+#define MOVE_PAUSE_CATCH_UP 4 /* the writes made meanwhile copied */
+#define MOVE_PAUSE_FENCE 5    /* the source fenced */
+#define MOVE_PAUSE_TAKEN 6    /* the target took the partition, the
+                               * catalog not yet changed */
+
+/* The most cut points one SPLIT takes. */
+#define RPC_MAX_CUTS 8
 
 /* The most requests one MULTI carries (a BatchGetItem's 100 keys). */
 #define RPC_MULTI_MAX 100
@@ -88,6 +140,10 @@ typedef struct rpc_request {
 	const uint8_t **subs;   /* MULTI: packed requests (wire_pack_request) */
 	size_t *sub_lens;
 	size_t n_subs;
+	uint64_t move_id;       /* MOVE_*: the move */
+	const uint64_t *cuts;   /* SPLIT: at most RPC_MAX_CUTS */
+	size_t n_cuts;
+	uint32_t reason;        /* SPLIT, MOVE: rpc_reason */
 } rpc_request;
 
 typedef struct part_stats {
@@ -127,7 +183,22 @@ typedef struct rpc_response {
 	const uint8_t **subs;  /* MULTI: packed responses, in request order */
 	size_t *sub_lens;
 	size_t n_subs;
+	const uint8_t **blobs; /* MOVE_PULL, MOVE_DIRTY: wire_pair each;
+	                        * EVENTS, HOT_KEYS: a JSON text each */
+	size_t *blob_lens;
+	size_t n_blobs;
 } rpc_response;
+
+/*
+ * A key and its stored record as one blob: key length (4, little-endian),
+ * key, record; an empty record means the key has no item (deleted).
+ * wire_pair_make returns the blob in a (NULL: out of memory);
+ * wire_pair_read splits one, false when it is malformed.
+ */
+uint8_t *wire_pair_make(arena *a, const uint8_t *k, size_t kl,
+    const uint8_t *v, size_t vl, size_t *len);
+bool wire_pair_read(const uint8_t *b, size_t len, const uint8_t **k,
+    size_t *kl, const uint8_t **v, size_t *vl);
 
 /*
  * wire_pack_request returns owned bytes (free with free()) holding r in

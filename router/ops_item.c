@@ -26,7 +26,6 @@
 #include "ops_item.h"
 #include "route.h"
 
-#define STALE_RETRIES 8
 
 /* Finds and checks the key of op in table t; false after filling *out. */
 static bool
@@ -143,7 +142,7 @@ ops_item_call(api_ctx *c, item_op *op, rpc_response *resp, reply *out)
 {
 	bool refreshed = false;
 
-	for (int attempt = 0; attempt < STALE_RETRIES; attempt++) {
+	for (int attempt = 0; attempt < ROUTE_STALE_RETRIES; attempt++) {
 		uint32_t owner;
 		if (!ops_item_route(c, op, &refreshed, &owner, out))
 			return false;

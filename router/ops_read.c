@@ -28,7 +28,6 @@
 #include "route.h"
 
 #define PAGE_BYTES (1024u * 1024u)
-#define STALE_RETRIES 8
 /* How a page's answer starts, written with its first item (reply_page). */
 #define PAGE_HEAD "{\"Items\":["
 
@@ -712,7 +711,7 @@ ops_read_query(api_ctx *c, json_t *body, reply *out)
 
 	if (!ops_query_read(c, body, &q, out))
 		return;
-	for (int attempt = 0; attempt < STALE_RETRIES; attempt++) {
+	for (int attempt = 0; attempt < ROUTE_STALE_RETRIES; attempt++) {
 		rpc_response resp;
 		if (!ops_query_route(c, body, &q, &refreshed, out))
 			return;
@@ -798,7 +797,7 @@ ops_read_scan(api_ctx *c, json_t *body, reply *out)
 	uint8_t *start = NULL;  /* resume key (inclusive), NULL: none */
 	size_t startl = 0;
 	char *tname = NULL;
-	for (int attempt = 0; attempt < STALE_RETRIES; attempt++) {
+	for (int attempt = 0; attempt < ROUTE_STALE_RETRIES; attempt++) {
 		route_read_lock();
 		const table *t = find_table(c, r.table, &refreshed, out);
 		const value *epk, *esk;

@@ -188,7 +188,7 @@ void
 route_stale(router *r, int attempt)
 {
 	route_refresh(r);
-	usleep((useconds_t) attempt * 5000);
+	usleep((useconds_t) (attempt < 10 ? attempt : 10) * 5000);
 }
 
 uint64_t

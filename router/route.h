@@ -71,6 +71,14 @@ kv_err route_refresh(router *r);
  */
 void route_stale(router *r, int attempt);
 
+/*
+ * How many times a request is sent again after STALE_ROUTE answers. With
+ * route_stale's back-off (5 ms more each time, at most 50 ms) that is
+ * about two seconds: longer than a partition move keeps writes fenced,
+ * so a move costs clients latency, not an error.
+ */
+#define ROUTE_STALE_RETRIES 40
+
 /* route_version: the version of the current snapshot. */
 uint64_t route_version(router *r);
 

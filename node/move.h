@@ -1,0 +1,72 @@
+/*
+ * move.h — a partition's move to another node, as its two owners see it
+ * (the catalog node drives it: node/reshape.c).
+ *
+ * The source keeps serving while the target copies: MOVE_BEGIN makes the
+ * source record the key of every item written to the partition from then
+ * on (the partition's write set, in memory); the target pulls the range
+ * in chunks (MOVE_PULL), then pulls the written items again (MOVE_DIRTY)
+ * until few are left; MOVE_FENCE raises the source's epoch durably to one
+ * that no router holds, after which it serves nothing of the partition;
+ * a last MOVE_DIRTY empties the write set, and the catalog hands the
+ * partition over. Each step of the target applies what it pulled before
+ * the next step starts, and every value is read from the source's store
+ * when it is pulled, so the value the target holds last for a key is one
+ * the source held after that key's last write: nothing written is lost,
+ * and nothing is applied twice (a record is a whole item, not a delta).
+ *
+ * The write set and the move's id live in the partition (part.h: guarded
+ * by its mu). They are not durable: a source that restarts forgets the
+ * move, and its next step answers KV_BUSY ("no such move"), which makes
+ * the catalog node abort it. The target's state is one slot per node
+ * (moves are one at a time in a cluster), guarded by node.move_mu.
+ */
+#ifndef KV_MOVE_H
+#define KV_MOVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "err.h"
+#include "wire.h"
+
+typedef struct part part;
+typedef struct node node;
+
+/* The keys written since a move began (a hash set of owned copies). */
+typedef struct key_set {
+	struct key_slot *slots;
+	size_t n, cap;
+} key_set;
+
+/*
+ * move_note records key in p's write set when a move of p is under way.
+ * Needs p->mu. Out of memory marks the set lost (the move aborts).
+ */
+void move_note(part *p, const uint8_t *key, size_t key_len);
+
+/* move_forget drops p's move state. Needs p->mu or sole ownership. */
+void move_forget(part *p);
+
+/*
+ * move_tally gives the items and bytes the target copied for the move of
+ * partition part_id of table_id under way here; false when there is
+ * none. ASSIGN takes them for the partition it creates, so that the
+ * hand-over (the time writes are fenced) does not count the range again.
+ */
+bool move_tally(node *n, uint32_t table_id, uint32_t part_id,
+    uint64_t *items, uint64_t *bytes);
+
+/* The verbs (RPC_MOVE_BEGIN ... RPC_MOVE_STEP). */
+void move_serve(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
+
+/*
+ * The largest chunk a MOVE_PULL or MOVE_DIRTY answers, in bytes of keys
+ * and records.
+ */
+#define MOVE_CHUNK_BYTES (1024 * 1024)
+
+#endif

@@ -1,0 +1,844 @@
+/*
+ * reshape.c — the catalog node's splits and moves, and their events.
+ *
+ * A split replaces one partition by two or more that cover its hashes,
+ * with new ids, on the same owner, at the next epoch; the owner hears it
+ * as an ASSIGN (the worker's resend), which creates the new partitions
+ * over the items already in its store and drops the old one. Nothing is
+ * copied: storage keys name the table and the hash, not the partition.
+ *
+ * A move (move.h for the protocol) runs on the thread that asked for it,
+ * one at a time (move_serial). Before its first step it records itself
+ * under the store key MOVE_KEY; the catalog change that hands the
+ * partition over deletes that record in the same batch. So after a
+ * crash of the catalog node a record still there means the move was not
+ * handed over: reshape_recover undoes it (the partition stays with its
+ * source at a higher epoch, which lifts the fence; the target forgets
+ * what it copied). A source or target that fails or restarts during the
+ * move makes a step fail, and the move is undone the same way.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "catalog_int.h"
+#include "catalog_node.h"
+#include "cluster.h"
+#include "node.h"
+
+#define MOVE_KEY_LEN 5
+static const uint8_t move_key[MOVE_KEY_LEN] = { 0, 0, 0, 0, 'M' };
+#define MOVE_VAL_LEN 32
+
+/* Drain rounds before the fence: until fewer than this many are left. */
+#define DRAIN_BEFORE_FENCE 64
+#define DRAIN_ROUNDS 100
+
+static const char *const reason_names[5] = {
+	"operator", "heat", "size", "rebalance", "hot item",
+};
+
+static const char *
+reason_name(uint32_t r)
+{
+	return r < 5 ? reason_names[r] : "operator";
+}
+
+/* ---- events ---- */
+
+static void
+event_add_locked(catalog_state *cs, char *json)
+{
+	reshape_event *e = &cs->events[cs->next_seq % EVENTS_KEPT];
+	free(e->json);
+	e->seq = cs->next_seq++;
+	e->json = json;
+}
+
+static void
+iso_now(char *buf, size_t len)
+{
+	struct timespec ts;
+	struct tm tm;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	size_t o = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + o, len - o, ".%03ldZ", ts.tv_nsec / 1000000);
+}
+
+void
+reshape_fini(catalog_state *cs)
+{
+	for (size_t i = 0; i < EVENTS_KEPT; i++) {
+		free(cs->events[i].json);
+		cs->events[i].json = NULL;
+	}
+}
+
+void
+reshape_events(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp)
+{
+	catalog_state *cs = n->cat;
+	if (cs == NULL) {
+		resp->code = KV_PROTO;
+		return;
+	}
+	pthread_mutex_lock(&cs->mu);
+	resp->blobs = arena_alloc(a, EVENTS_KEPT * sizeof(*resp->blobs));
+	resp->blob_lens = arena_alloc(a, EVENTS_KEPT *
+	    sizeof(*resp->blob_lens));
+	resp->code = resp->blobs == NULL || resp->blob_lens == NULL ?
+	    KV_ENOMEM : KV_OK;
+	uint64_t first = cs->next_seq > EVENTS_KEPT ?
+	    cs->next_seq - EVENTS_KEPT : 0;
+	for (uint64_t s = first; s < cs->next_seq && resp->code == KV_OK;
+	    s++) {
+		const reshape_event *e = &cs->events[s % EVENTS_KEPT];
+		if (e->json == NULL)
+			continue;
+		size_t len = strlen(e->json);
+		char *c = arena_dup(a, e->json, len);
+		if (c == NULL) {
+			resp->code = KV_ENOMEM;
+			break;
+		}
+		resp->blobs[resp->n_blobs] = (const uint8_t *) c;
+		resp->blob_lens[resp->n_blobs++] = len;
+	}
+	pthread_mutex_unlock(&cs->mu);
+}
+
+void
+reshape_write_metrics(node *n, FILE *f)
+{
+	catalog_state *cs = n->cat;
+	if (cs == NULL)
+		return;
+	pthread_mutex_lock(&cs->mu);
+	fprintf(f, "# HELP kv_partition_splits_total Partitions split, by "
+	    "reason.\n# TYPE kv_partition_splits_total counter\n");
+	for (int r = 0; r < 5; r++)
+		fprintf(f, "kv_partition_splits_total{reason=\"%s\"} %" PRIu64
+		    "\n", reason_names[r], cs->splits[r]);
+	fprintf(f, "# HELP kv_partition_moves_total Partition moves, by "
+	    "reason and outcome.\n# TYPE kv_partition_moves_total "
+	    "counter\n");
+	for (int r = 0; r < 5; r++) {
+		fprintf(f, "kv_partition_moves_total{reason=\"%s\","
+		    "outcome=\"done\"} %" PRIu64 "\n", reason_names[r],
+		    cs->moves[r]);
+		fprintf(f, "kv_partition_moves_total{reason=\"%s\","
+		    "outcome=\"undone\"} %" PRIu64 "\n", reason_names[r],
+		    cs->moves_failed[r]);
+	}
+	pthread_mutex_unlock(&cs->mu);
+}
+
+/* ---- splits ---- */
+
+static table *
+find_by_id(catalog *c, uint32_t id)
+{
+	for (size_t i = 0; i < c->n_tables; i++)
+		if (c->tables[i].id == id)
+			return &c->tables[i];
+	return NULL;
+}
+
+/*
+ * Replaces t->parts[at] by the pieces that cuts[0..n) make of it, with
+ * new ids, on its owner, at the next epoch. The cuts are checked.
+ */
+static kv_err
+split_part(table *t, size_t at, const uint64_t *cuts, size_t n_cuts)
+{
+	partition old = t->parts[at];
+	for (size_t k = 0; k < n_cuts; k++)
+		if (cuts[k] <= old.lo || cuts[k] > old.last ||
+		    (k > 0 && cuts[k] <= cuts[k - 1]))
+			return KV_EINVAL;
+	partition *np = malloc((t->n_parts + n_cuts) * sizeof(*np));
+	if (np == NULL)
+		return KV_ENOMEM;
+	uint32_t next = 0;
+	for (size_t i = 0; i < t->n_parts; i++)
+		if (t->parts[i].id >= next)
+			next = t->parts[i].id + 1;
+	memcpy(np, t->parts, at * sizeof(*np));
+	for (size_t k = 0; k <= n_cuts; k++)
+		np[at + k] = (partition) {
+			.id = next++,
+			.lo = k == 0 ? old.lo : cuts[k - 1],
+			.last = k == n_cuts ? old.last : cuts[k] - 1,
+			.node = old.node, .epoch = old.epoch + 1,
+		};
+	memcpy(np + at + n_cuts + 1, t->parts + at + 1,
+	    (t->n_parts - at - 1) * sizeof(*np));
+	free(t->parts);
+	t->parts = np;
+	t->n_parts += n_cuts;
+	return KV_OK;
+}
+
+/* Appends "s" to a growing JSON text; false when memory runs out. */
+typedef struct jbuf {
+	char *s;
+	size_t len, cap;
+	bool failed;
+} jbuf;
+
+static void
+jb_add(jbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#include <stdarg.h>
+
+static void
+jb_add(jbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	if (b->failed)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		int k = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		if (k < 0) {
+			b->failed = true;
+			return;
+		}
+		if ((size_t) k < b->cap - b->len) {
+			b->len += (size_t) k;
+			return;
+		}
+		size_t cap = b->cap * 2 + (size_t) k + 64;
+		char *s = realloc(b->s, cap);
+		if (s == NULL) {
+			b->failed = true;
+			return;
+		}
+		b->s = s;
+		b->cap = cap;
+	}
+}
+
+static void
+jb_str(jbuf *b, const char *s)
+{
+	jb_add(b, "\"");
+	for (; *s != '\0'; s++) {
+		if (*s == '"' || *s == '\\')
+			jb_add(b, "\\%c", *s);
+		else if ((unsigned char) *s < 0x20)
+			jb_add(b, "\\u%04x", (unsigned char) *s);
+		else
+			jb_add(b, "%c", *s);
+	}
+	jb_add(b, "\"");
+}
+
+static void
+jb_head(jbuf *b, catalog_state *cs, const char *kind, uint32_t reason,
+    const table *t, const partition *p)
+{
+	char when[40];
+	iso_now(when, sizeof(when));
+	jb_add(b, "{\"seq\":%" PRIu64 ",\"time\":\"%s\",\"kind\":\"%s\","
+	    "\"reason\":\"%s\",\"table\":", cs->next_seq, when, kind,
+	    reason_name(reason));
+	jb_str(b, t->name);
+	jb_add(b, ",\"part\":%u,\"lo\":\"%016" PRIx64 "\",\"last\":\"%016"
+	    PRIx64 "\",\"epoch\":%" PRIu64, p->id, p->lo, p->last, p->epoch);
+}
+
+void
+reshape_split(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp)
+{
+	catalog_state *cs = n->cat;
+	catalog *c = NULL;
+	uint64_t mid;
+	jbuf ev = { 0 };
+
+	if (cs == NULL || (req->op == RPC_SPLIT && req->table_name == NULL)) {
+		resp->code = KV_PROTO;
+		return;
+	}
+	pthread_mutex_lock(&cs->mu);
+	if ((resp->code = catalog_clone(cs->cat, &c)) != KV_OK)
+		goto out;
+	table *t = req->op == RPC_SPLIT ?
+	    catalog_find_mut(c, req->table_name) : find_by_id(c, req->table_id);
+	if (t == NULL) {
+		resp->code = KV_NO_TABLE;
+		goto out;
+	}
+	if (t->status != TABLE_ACTIVE) {
+		resp->code = KV_IN_USE;
+		resp->message = "the table is not ACTIVE";
+		goto out;
+	}
+	size_t at = t->n_parts;
+	for (size_t i = 0; i < t->n_parts; i++)
+		if (t->parts[i].id == req->part)
+			at = i;
+	if (at == t->n_parts) {
+		resp->code = KV_EINVAL;
+		resp->message = "no such partition";
+		goto out;
+	}
+	partition old = t->parts[at];
+	if (req->epoch != 0 && old.epoch != req->epoch) {
+		resp->code = KV_STALE_ROUTE; /* it changed since the ask */
+		goto out;
+	}
+	if (cs->moving_table == t->id && cs->moving_part == old.id) {
+		resp->code = KV_IN_USE;
+		resp->message = "the partition is being moved";
+		goto out;
+	}
+	const uint64_t *cuts = req->cuts;
+	size_t n_cuts = req->n_cuts;
+	if (n_cuts == 0) {
+		if (old.lo == old.last) {
+			resp->code = KV_EINVAL;
+			resp->message = "a partition of a single hash cannot "
+			    "split";
+			goto out;
+		}
+		mid = old.lo + (old.last - old.lo) / 2 + 1;
+		cuts = &mid;
+		n_cuts = 1;
+	}
+	if ((resp->code = split_part(t, at, cuts, n_cuts)) != KV_OK) {
+		if (resp->code == KV_EINVAL)
+			resp->message = "each cut must lie inside the "
+			    "partition, in increasing order";
+		goto out;
+	}
+	jb_head(&ev, cs, "split", req->reason, t, &old);
+	jb_add(&ev, ",\"node\":%u,\"into\":[", old.node);
+	for (size_t k = 0; k <= n_cuts; k++) {
+		const partition *p = &t->parts[at + k];
+		jb_add(&ev, "%s{\"part\":%u,\"lo\":\"%016" PRIx64 "\","
+		    "\"last\":\"%016" PRIx64 "\"}", k > 0 ? "," : "", p->id,
+		    p->lo, p->last);
+	}
+	jb_add(&ev, "],\"hot_keys\":[");
+	for (size_t k = 0; k < req->n_subs; k++) {
+		char key[128];
+		size_t l = req->sub_lens[k] < sizeof(key) - 1 ?
+		    req->sub_lens[k] : sizeof(key) - 1;
+		memcpy(key, req->subs[k], l);
+		key[l] = '\0';
+		jb_add(&ev, "%s", k > 0 ? "," : "");
+		jb_str(&ev, key);
+	}
+	jb_add(&ev, "]}");
+	if (ev.failed) {
+		resp->code = KV_ENOMEM;
+		goto out;
+	}
+	if ((resp->code = catalog_copy_out(t, resp)) != KV_OK)
+		goto out;
+	uint32_t id = t->id;
+	if ((resp->code = catalog_publish_locked(n, c, NULL)) != KV_OK)
+		goto out;
+	c = NULL;
+	catalog_resend_add_locked(cs, id);
+	cs->splits[req->reason < 5 ? req->reason : 0]++;
+	fprintf(stderr, "kv-node %u: split: %s\n", n->index, ev.s);
+	event_add_locked(cs, ev.s);
+	ev.s = NULL;
+out:
+	pthread_mutex_unlock(&cs->mu);
+	catalog_free(c);
+	free(ev.s);
+	if (resp->code != KV_OK)
+		wire_response_fini(resp);
+}
+
+/* ---- moves ---- */
+
+/* One call to node i (locally without the wire): the call's or verb's error. */
+static kv_err
+call(node *n, uint32_t i, const rpc_request *req, arena *a,
+    rpc_response *resp)
+{
+	memset(resp, 0, sizeof(*resp));
+	if (i == n->index) {
+		node_dispatch(n, req, a, resp);
+		return resp->code;
+	}
+	kv_err rv = cluster_tell(n, i, req, a, resp);
+	return rv == KV_OK ? resp->code : rv;
+}
+
+static void
+put_u32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t) (v >> (8 * i));
+}
+
+static void
+put_u64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t) (v >> (8 * i));
+}
+
+static uint32_t
+get_u32(const uint8_t *p)
+{
+	return (uint32_t) p[0] | (uint32_t) p[1] << 8 |
+	    (uint32_t) p[2] << 16 | (uint32_t) p[3] << 24;
+}
+
+static uint64_t
+get_u64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t) p[i] << (8 * i);
+	return v;
+}
+
+/* What MOVE_KEY holds: the move under way. */
+typedef struct move_rec {
+	uint32_t table_id, part, from, to;
+	uint64_t epoch, id;
+} move_rec;
+
+static kv_err
+record_move(node *n, const move_rec *m)
+{
+	uint8_t v[MOVE_VAL_LEN];
+	store_batch b;
+	put_u32(v, m->table_id);
+	put_u32(v + 4, m->part);
+	put_u32(v + 8, m->from);
+	put_u32(v + 12, m->to);
+	put_u64(v + 16, m->epoch);
+	put_u64(v + 24, m->id);
+	store_batch_init(&b);
+	kv_err rv = store_batch_add(&b, STORE_PUT, move_key, MOVE_KEY_LEN, v,
+	    sizeof(v));
+	if (rv == KV_OK)
+		rv = store_write(n->st, &b);
+	store_batch_fini(&b);
+	return rv;
+}
+
+static const store_op forget_move = {
+	.kind = STORE_DELETE, .key = move_key, .key_len = MOVE_KEY_LEN,
+};
+
+/*
+ * Undoes move m: the partition stays with (or returns to) its source at
+ * an epoch above any the move used, the target forgets what it copied
+ * and the source stops recording. Best effort towards the nodes: the
+ * worker's resends repair an owner that did not hear.
+ */
+static void
+undo(node *n, const move_rec *m)
+{
+	catalog_state *cs = n->cat;
+	catalog *c = NULL;
+	table tc = { 0 };
+	bool have = false;
+	uint64_t version = 0;
+	arena a;
+	rpc_response resp;
+
+	arena_init(&a);
+	rpc_request ab = { .op = RPC_MOVE_STEP, .limit = MOVE_STEP_ABORT,
+	    .move_id = m->id };
+	call(n, m->to, &ab, &a, &resp);
+	wire_response_fini(&resp);
+	pthread_mutex_lock(&cs->mu);
+	if (catalog_clone(cs->cat, &c) == KV_OK) {
+		table *t = find_by_id(c, m->table_id);
+		for (size_t i = 0; t != NULL && i < t->n_parts; i++) {
+			partition *p = &t->parts[i];
+			if (p->id != m->part || p->node != m->from)
+				continue;
+			/* Above the fence (epoch + 1) and any hand-over. */
+			if (p->epoch < m->epoch + 3)
+				p->epoch = m->epoch + 3;
+		}
+		if (t != NULL)
+			have = table_copy(t, &tc) == KV_OK;
+		if (catalog_publish_locked(n, c, &forget_move) == KV_OK) {
+			c = NULL;
+			version = cs->cat->version;
+		}
+		if (t != NULL)
+			catalog_resend_add_locked(cs, m->table_id);
+	}
+	cs->moving_table = cs->moving_part = 0;
+	pthread_mutex_unlock(&cs->mu);
+	catalog_free(c);
+	if (have) {
+		/* The source takes the new epoch; the target drops any record
+		 * the hand-over gave it. */
+		catalog_tell(n, m->from, RPC_ASSIGN, &tc, version);
+		catalog_tell(n, m->to, RPC_ASSIGN, &tc, version);
+		table_fini(&tc);
+	}
+	rpc_request end = { .op = RPC_MOVE_END, .table_id = m->table_id,
+	    .part = m->part, .move_id = m->id };
+	call(n, m->from, &end, &a, &resp);
+	wire_response_fini(&resp);
+	arena_fini(&a);
+}
+
+void
+reshape_recover(node *n)
+{
+	uint8_t *v = NULL;
+	size_t vl = 0;
+	bool found = false;
+	if (store_get(n->st, move_key, MOVE_KEY_LEN, &v, &vl, &found) !=
+	    KV_OK || !found) {
+		free(v);
+		return;
+	}
+	if (vl != MOVE_VAL_LEN) {
+		free(v);
+		return;
+	}
+	move_rec m = {
+		.table_id = get_u32(v), .part = get_u32(v + 4),
+		.from = get_u32(v + 8), .to = get_u32(v + 12),
+		.epoch = get_u64(v + 16), .id = get_u64(v + 24),
+	};
+	free(v);
+	fprintf(stderr, "kv-node %u: undoing the move of partition %u of "
+	    "table %u from node %u to node %u that a restart cut short\n",
+	    n->index, m.part, m.table_id, m.from, m.to);
+	if (m.from < n->cfg.n_nodes && m.to < n->cfg.n_nodes)
+		undo(n, &m);
+}
+
+static uint64_t
+random_id(void)
+{
+	uint64_t v = 0;
+	FILE *f = fopen("/dev/urandom", "rb");
+	if (f != NULL) {
+		if (fread(&v, sizeof(v), 1, f) != 1)
+			v = 0;
+		fclose(f);
+	}
+	if (v == 0) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		v = (uint64_t) ts.tv_nsec * 2654435761u ^
+		    (uint64_t) ts.tv_sec;
+	}
+	return v != 0 ? v : 1;
+}
+
+static double
+mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+/*
+ * For tests of crashes at each step: a move asked with limit = k pauses
+ * max_bytes ms after step k (MOVE_PAUSE_*), so that a node can be
+ * killed there (kv-admin partition move --pause-after STEP MS).
+ */
+static void
+pause_after(const rpc_request *req, uint32_t step)
+{
+	if (req->limit == step && req->max_bytes > 0) {
+		fprintf(stderr, "kv-node: move paused after step %u for %llu "
+		    "ms\n", step, (unsigned long long) req->max_bytes);
+		struct timespec ts = {
+			.tv_sec = (time_t) (req->max_bytes / 1000),
+			.tv_nsec = (long) (req->max_bytes % 1000) * 1000000L,
+		};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/*
+ * The move itself; fills *why on failure. The table snapshot t is the
+ * catalog's at the start.
+ */
+static kv_err
+run_move(node *n, const rpc_request *ask, move_rec *m, const table *t,
+    uint64_t *items, double *fenced_s, arena *a, char *why, size_t whylen)
+{
+	rpc_response resp;
+	kv_err rv;
+	const char *step = "begin";
+
+	rpc_request begin = { .op = RPC_MOVE_BEGIN, .table_id = m->table_id,
+	    .part = m->part, .epoch = m->epoch, .move_id = m->id };
+	if ((rv = call(n, m->from, &begin, a, &resp)) != KV_OK)
+		goto fail;
+	wire_response_fini(&resp);
+	pause_after(ask, MOVE_PAUSE_BEGIN);
+	step = "start";
+	rpc_request start = { .op = RPC_MOVE_STEP, .limit = MOVE_STEP_START,
+	    .table = t, .table_id = m->table_id, .part = m->part,
+	    .node = m->from, .move_id = m->id };
+	if ((rv = call(n, m->to, &start, a, &resp)) != KV_OK)
+		goto fail;
+	wire_response_fini(&resp);
+	step = "copy";
+	rpc_request copy = { .op = RPC_MOVE_STEP, .limit = MOVE_STEP_COPY,
+	    .table_id = m->table_id, .part = m->part, .move_id = m->id };
+	for (;;) {
+		arena ca;
+		arena_init(&ca);
+		rv = call(n, m->to, &copy, &ca, &resp);
+		if (rv == KV_OK) {
+			*items += resp.read_bytes;
+			/* The cursor outlives this chunk's arena. */
+			copy.range_lo = resp.found ? (const uint8_t *) arena_dup(a,
+			    resp.last_item, resp.last_item_len) : NULL;
+			copy.range_lo_len = resp.found ? resp.last_item_len : 0;
+			if (resp.found && copy.range_lo == NULL)
+				rv = KV_ENOMEM;
+		}
+		bool more = rv == KV_OK && resp.found;
+		if (rv != KV_OK)
+			snprintf(why, whylen, "copy failed: %s%s%s",
+			    kv_err_name(rv), resp.message != NULL ? ": " : "",
+			    resp.message != NULL ? resp.message : "");
+		wire_response_fini(&resp);
+		arena_fini(&ca);
+		if (rv != KV_OK)
+			return rv;
+		if (!more)
+			break;
+		pause_after(ask, MOVE_PAUSE_CHUNK);
+	}
+	pause_after(ask, MOVE_PAUSE_COPY);
+	step = "catch-up";
+	rpc_request drain = { .op = RPC_MOVE_STEP, .limit = MOVE_STEP_DRAIN,
+	    .table_id = m->table_id, .part = m->part, .move_id = m->id };
+	for (int r = 0; r < DRAIN_ROUNDS; r++) {
+		rv = call(n, m->to, &drain, a, &resp);
+		uint32_t left = resp.scanned;
+		wire_response_fini(&resp);
+		if (rv != KV_OK)
+			goto fail;
+		if (left < DRAIN_BEFORE_FENCE)
+			break;
+	}
+	pause_after(ask, MOVE_PAUSE_CATCH_UP);
+	step = "fence";
+	double t0 = mono_s();
+	rpc_request fence = { .op = RPC_MOVE_FENCE, .table_id = m->table_id,
+	    .part = m->part, .epoch = m->epoch + 1, .move_id = m->id };
+	if ((rv = call(n, m->from, &fence, a, &resp)) != KV_OK)
+		goto fail;
+	wire_response_fini(&resp);
+	pause_after(ask, MOVE_PAUSE_FENCE);
+	step = "last catch-up";
+	for (int r = 0;; r++) {
+		rv = call(n, m->to, &drain, a, &resp);
+		uint32_t left = resp.scanned;
+		wire_response_fini(&resp);
+		if (rv != KV_OK)
+			goto fail;
+		if (left == 0)
+			break;
+		if (r == DRAIN_ROUNDS) {
+			rv = KV_BUSY;
+			goto fail;
+		}
+	}
+	*fenced_s = mono_s() - t0;
+	return KV_OK;
+fail:
+	snprintf(why, whylen, "%s failed: %s%s%s", step, kv_err_name(rv),
+	    resp.message != NULL ? ": " : "",
+	    resp.message != NULL ? resp.message : "");
+	wire_response_fini(&resp);
+	return rv;
+}
+
+void
+reshape_move(node *n, const rpc_request *req, arena *a, rpc_response *resp)
+{
+	catalog_state *cs = n->cat;
+	move_rec m = { 0 };
+	table snap = { 0 }, handed = { 0 };
+	char why[256] = "";
+	uint64_t items = 0;
+	double fenced_s = 0, t0 = mono_s();
+	catalog *c = NULL;
+	jbuf ev = { 0 };
+
+	if (cs == NULL || req->table_name == NULL) {
+		resp->code = KV_PROTO;
+		return;
+	}
+	pthread_mutex_lock(&cs->move_serial);
+	pthread_mutex_lock(&cs->mu);
+	table *t = catalog_find_mut(cs->cat, req->table_name);
+	const partition *p = NULL;
+	for (size_t i = 0; t != NULL && i < t->n_parts; i++)
+		if (t->parts[i].id == req->part)
+			p = &t->parts[i];
+	if (t == NULL) {
+		resp->code = KV_NO_TABLE;
+	} else if (t->status != TABLE_ACTIVE) {
+		resp->code = KV_IN_USE;
+		resp->message = "the table is not ACTIVE";
+	} else if (p == NULL) {
+		resp->code = KV_EINVAL;
+		resp->message = "no such partition";
+	} else if (req->node >= n->cfg.n_nodes) {
+		resp->code = KV_EINVAL;
+		resp->message = "no such node";
+	} else if (req->node == p->node) {
+		resp->code = KV_EINVAL;
+		resp->message = "the partition is on that node already";
+	} else if ((resp->code = table_copy(t, &snap)) == KV_OK) {
+		m = (move_rec) { .table_id = t->id, .part = p->id,
+		    .from = p->node, .to = req->node, .epoch = p->epoch,
+		    .id = random_id() };
+		cs->moving_table = t->id;
+		cs->moving_part = p->id;
+	}
+	pthread_mutex_unlock(&cs->mu);
+	if (resp->code != KV_OK)
+		goto out;
+	if ((resp->code = record_move(n, &m)) != KV_OK) {
+		pthread_mutex_lock(&cs->mu);
+		cs->moving_table = cs->moving_part = 0;
+		pthread_mutex_unlock(&cs->mu);
+		goto out;
+	}
+	fprintf(stderr, "kv-node %u: moving partition %u of table %s from "
+	    "node %u to node %u (%s)\n", n->index, m.part, snap.name, m.from,
+	    m.to, reason_name(req->reason));
+	kv_err rv = run_move(n, req, &m, &snap, &items, &fenced_s, a, why,
+	    sizeof(why));
+	uint64_t version = 0;
+	if (rv == KV_OK) {
+		/* The target takes the partition, then the catalog says so. */
+		pthread_mutex_lock(&cs->mu);
+		rv = catalog_clone(cs->cat, &c);
+		table *ct = rv == KV_OK ? find_by_id(c, m.table_id) : NULL;
+		partition *cp = NULL;
+		for (size_t i = 0; ct != NULL && i < ct->n_parts; i++)
+			if (ct->parts[i].id == m.part &&
+			    ct->parts[i].node == m.from &&
+			    ct->parts[i].epoch == m.epoch)
+				cp = &ct->parts[i];
+		if (rv == KV_OK && cp == NULL) {
+			rv = KV_IN_USE;
+			snprintf(why, sizeof(why), "the table changed during "
+			    "the move");
+		}
+		if (rv == KV_OK) {
+			cp->node = m.to;
+			cp->epoch = m.epoch + 2;
+			version = cs->cat->version + 1;
+			rv = table_copy(ct, &handed);
+		}
+		pthread_mutex_unlock(&cs->mu);
+		/*
+		 * Told before the catalog changes, so routers that learn of
+		 * the change find it serving. A crash here leaves the move
+		 * record: the restart undoes it, and tells the target.
+		 */
+		if (rv == KV_OK && (rv = catalog_tell(n, m.to, RPC_ASSIGN,
+		    &handed, version)) != KV_OK)
+			snprintf(why, sizeof(why), "the target did not take "
+			    "the partition: %s", kv_err_name(rv));
+		if (rv == KV_OK)
+			pause_after(req, MOVE_PAUSE_TAKEN);
+		if (rv == KV_OK) {
+			pthread_mutex_lock(&cs->mu);
+			/* The catalog may have changed meanwhile: edit anew. */
+			catalog_free(c);
+			c = NULL;
+			rv = catalog_clone(cs->cat, &c);
+			ct = rv == KV_OK ? find_by_id(c, m.table_id) : NULL;
+			cp = NULL;
+			for (size_t i = 0; ct != NULL && i < ct->n_parts; i++)
+				if (ct->parts[i].id == m.part &&
+				    ct->parts[i].epoch == m.epoch)
+					cp = &ct->parts[i];
+			if (cp != NULL) {
+				cp->node = m.to;
+				cp->epoch = m.epoch + 2;
+				rv = catalog_publish_locked(n, c, &forget_move);
+				if (rv == KV_OK) {
+					c = NULL;
+					version = cs->cat->version;
+					catalog_resend_add_locked(cs,
+					    m.table_id);
+					cs->moving_table = cs->moving_part = 0;
+				}
+			} else if (rv == KV_OK) {
+				rv = KV_IN_USE;
+			}
+			pthread_mutex_unlock(&cs->mu);
+		}
+	}
+	if (rv != KV_OK) {
+		fprintf(stderr, "kv-node %u: move of partition %u of table %s "
+		    "undone: %s\n", n->index, m.part, snap.name, why);
+		undo(n, &m);
+	} else {
+		/* The source drops the partition and deletes its items. */
+		catalog_tell(n, m.from, RPC_ASSIGN, &handed, version);
+		rpc_request end = { .op = RPC_MOVE_END,
+		    .table_id = m.table_id, .part = m.part, .move_id = m.id };
+		rpc_response er;
+		call(n, m.from, &end, a, &er);
+		wire_response_fini(&er);
+	}
+	double secs = mono_s() - t0;
+	pthread_mutex_lock(&cs->mu);
+	const partition *sp = NULL;
+	for (size_t i = 0; i < snap.n_parts; i++)
+		if (snap.parts[i].id == m.part)
+			sp = &snap.parts[i];
+	jb_head(&ev, cs, "move", req->reason, &snap, sp);
+	jb_add(&ev, ",\"from\":%u,\"to\":%u,\"outcome\":", m.from, m.to);
+	jb_str(&ev, rv == KV_OK ? "done" : why);
+	jb_add(&ev, ",\"items_copied\":%" PRIu64 ",\"seconds\":%.3f,"
+	    "\"fenced_ms\":%.1f}", items, secs, fenced_s * 1e3);
+	uint32_t r = req->reason < 5 ? req->reason : 0;
+	if (rv == KV_OK)
+		cs->moves[r]++;
+	else
+		cs->moves_failed[r]++;
+	if (!ev.failed) {
+		event_add_locked(cs, ev.s);
+		ev.s = NULL;
+	}
+	pthread_mutex_unlock(&cs->mu);
+	resp->code = rv;
+	if (rv != KV_OK) {
+		resp->message = arena_dup(a, why, strlen(why));
+	} else {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "moved %" PRIu64 " items in %.3f s "
+		    "(writes fenced for %.1f ms)", items, secs,
+		    fenced_s * 1e3);
+		resp->message = arena_dup(a, msg, strlen(msg));
+	}
+out:
+	pthread_mutex_unlock(&cs->move_serial);
+	catalog_free(c);
+	table_fini(&snap);
+	table_fini(&handed);
+	free(ev.s);
+}

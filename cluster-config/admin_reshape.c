@@ -10,7 +10,12 @@
  *                                               begin, chunk, copy,
  *                                               catch-up, fence or taken:
  *                                               a pause there, for tests
- *                                               that kill a node mid-move
+ *                                               that kill a node mid-move;
+ *                                               --plant skip-catch-up
+ *                                               loses the writes made
+ *                                               during the copy, on
+ *                                               purpose (to show the
+ *                                               checkers catch it)
  *   status --events                             recent splits and moves,
  *                                               one JSON document a line
  *   status --json                               the whole cluster map
@@ -110,12 +115,18 @@ admin_move(rpc_client *cat, int argc, char **argv)
 	static const char *const steps[] = { "begin", "chunk", "copy",
 	    "catch-up", "fence", "taken" };
 	rpc_request req = { .op = RPC_MOVE, .reason = RPC_REASON_OPERATOR };
-	if (argc != 3 && argc != 6)
+	if (argc != 3 && argc != 5 && argc != 6)
 		goto usage;
 	req.table_name = argv[0];
 	if (!parse_u32(argv[1], &req.part) || !parse_u32(argv[2], &req.node))
 		goto usage;
-	if (argc == 6) {
+	if (argc == 5 && strcmp(argv[3], "--plant") == 0 &&
+	    strcmp(argv[4], "skip-catch-up") == 0) {
+		req.limit = MOVE_PLANT_SKIP_CATCH_UP;
+		req.max_bytes = 500;
+	} else if (argc == 5) {
+		goto usage;
+	} else if (argc == 6) {
 		uint64_t ms;
 		if (strcmp(argv[3], "--pause-after") != 0 ||
 		    config_number(argv[5], &ms) != KV_OK)
@@ -147,7 +158,8 @@ admin_move(rpc_client *cat, int argc, char **argv)
 	return rv == KV_OK ? 0 : 1;
 usage:
 	fprintf(stderr, "kv-admin: partition move TABLE PART NODE "
-	    "[--pause-after begin|chunk|copy|catch-up|fence|taken MS]\n");
+	    "[--pause-after begin|chunk|copy|catch-up|fence|taken MS | "
+	    "--plant skip-catch-up]\n");
 	return 2;
 }
 

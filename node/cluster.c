@@ -399,6 +399,13 @@ kv_err
 cluster_tell(node *n, uint32_t i, const rpc_request *req, arena *a,
     rpc_response *resp)
 {
+	return cluster_tell_ms(n, i, req, a, resp, RPC_DEFAULT_TIMEOUT_MS);
+}
+
+kv_err
+cluster_tell_ms(node *n, uint32_t i, const rpc_request *req, arena *a,
+    rpc_response *resp, int timeout_ms)
+{
 	uint8_t *buf;
 	size_t len;
 	peer_reply rep;
@@ -408,8 +415,8 @@ cluster_tell(node *n, uint32_t i, const rpc_request *req, arena *a,
 	kv_err rv = wire_pack_request(req, &buf, &len);
 	if (rv != KV_OK)
 		return rv;
-	rv = peer_call(n->cl->peer, i, PEER_VERB, buf, len,
-	    RPC_DEFAULT_TIMEOUT_MS, a, &rep);
+	rv = peer_call(n->cl->peer, i, PEER_VERB, buf, len, timeout_ms, a,
+	    &rep);
 	free(buf);
 	if (rv == KV_OK && (rv = rep.code) == KV_OK)
 		rv = wire_unpack_response(rep.body, rep.len, a, resp);

@@ -58,6 +58,10 @@ uint64_t cluster_catalog_version(node *n);
 kv_err cluster_tell(node *n, uint32_t i, const rpc_request *req, arena *a,
     rpc_response *resp);
 
+/* cluster_tell_ms: cluster_tell waiting timeout_ms for the answer. */
+kv_err cluster_tell_ms(node *n, uint32_t i, const rpc_request *req,
+    arena *a, rpc_response *resp, int timeout_ms);
+
 /*
  * cluster_write_health writes the health view as Prometheus text to f
  * (nothing on a node without one):

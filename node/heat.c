@@ -117,11 +117,17 @@ heat_note(heat *ht, const uint8_t *key, size_t kl, bool write,
 	}
 	if (e->pk_len == 0 || e->h != h) {
 		e->h = h;
-		size_t n = pk_len(key + KEYENC_PREFIX, kl - KEYENC_PREFIX);
+		const uint8_t *pk = key + KEYENC_PREFIX;
+		size_t n = pk_len(pk, kl - KEYENC_PREFIX);
 		if (n == 0)
 			n = kl - KEYENC_PREFIX;
-		if (n > HEAT_PK_MAX)
+		if (n > HEAT_PK_MAX) {
 			n = HEAT_PK_MAX;
+			/* A string is cut at a whole UTF-8 character. */
+			while (pk[0] == VAL_S && n > 1 &&
+			    (pk[n] & 0xC0) == 0x80)
+				n--;
+		}
 		memcpy(e->pk, key + KEYENC_PREFIX, n);
 		e->pk_len = (uint8_t) n;
 	}
@@ -196,11 +202,15 @@ heat_cuts(const heat *ht, uint64_t lo, uint64_t last, bool write,
 		/* c in (from, to]: weight left = before + spread*(c-lo)/span */
 		long double want = (half - before) * span / (spread > 0 ?
 		    spread : 1) + lo;
-		uint64_t cands[3] = { from + 1, to, 0 };
+		uint64_t cands[4] = { from + 1, to, 0, 0 };
 		size_t nc = 2;
 		if (spread > 0 && want > (long double) from &&
-		    want <= (long double) to)
+		    want <= (long double) to) {
+			/* The hashes either side of the exact point. */
 			cands[nc++] = (uint64_t) want;
+			if ((uint64_t) want < to)
+				cands[nc++] = (uint64_t) want + 1;
+		}
 		for (size_t c = 0; c < nc; c++) {
 			uint64_t x = cands[c];
 			if (x <= lo || x > last || x < from + 1 || x > to)

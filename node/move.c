@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -64,9 +65,12 @@ set_grow(key_set *s)
 	return true;
 }
 
-/* Adds a copy of key; false when memory runs out. */
+/*
+ * Adds key (owned: taken over when `owned`, else copied); false when
+ * memory runs out (an owned key is then freed).
+ */
 static bool
-set_add(key_set *s, const uint8_t *key, size_t len)
+set_put(key_set *s, uint8_t *key, size_t len, bool owned)
 {
 	uint64_t h = XXH3_64bits(key, len);
 	if (s->cap > 0) {
@@ -75,8 +79,11 @@ set_add(key_set *s, const uint8_t *key, size_t len)
 		    s->slots[i].state != SLOT_EMPTY; k++) {
 			struct key_slot *e = &s->slots[i];
 			if (e->state == SLOT_FULL && e->h == h &&
-			    e->len == len && memcmp(e->key, key, len) == 0)
+			    e->len == len && memcmp(e->key, key, len) == 0) {
+				if (owned)
+					free(key);
 				return true;
+			}
 			i = (i + 1) & (s->cap - 1);
 		}
 	}
@@ -86,12 +93,17 @@ set_add(key_set *s, const uint8_t *key, size_t len)
 	    i < s->cap; i++)
 		used += s->slots[i].state != SLOT_EMPTY;
 	if ((s->cap == 0 || (s->n + 1) * 2 > s->cap || used * 4 > s->cap * 3)
-	    && !set_grow(s))
+	    && !set_grow(s)) {
+		if (owned)
+			free(key);
 		return false;
-	uint8_t *copy = malloc(len > 0 ? len : 1);
-	if (copy == NULL)
-		return false;
-	memcpy(copy, key, len);
+	}
+	uint8_t *copy = key;
+	if (!owned) {
+		if ((copy = malloc(len > 0 ? len : 1)) == NULL)
+			return false;
+		memcpy(copy, key, len);
+	}
 	set_place(s, h, copy, len);
 	return true;
 }
@@ -101,7 +113,7 @@ move_note(part *p, const uint8_t *key, size_t key_len)
 {
 	if (p->move_id == 0 || p->dirty_lost)
 		return;
-	if (!set_add(&p->dirty, key, key_len))
+	if (!set_put(&p->dirty, (uint8_t *) key, key_len, false))
 		p->dirty_lost = true;
 }
 
@@ -109,8 +121,32 @@ void
 move_forget(part *p)
 {
 	set_free(&p->dirty);
+	set_free(&p->inflight);
 	p->move_id = 0;
+	p->dirty_seq = 0;
 	p->dirty_lost = false;
+}
+
+/*
+ * The last batch sent was not applied (its number was not acknowledged:
+ * the answer was lost, or the request came twice): its keys go back
+ * to the write set to be sent again. Needs p->mu.
+ */
+static void
+resend_inflight(part *p)
+{
+	key_set *f = &p->inflight;
+	for (size_t i = 0; i < f->cap; i++) {
+		struct key_slot *e = &f->slots[i];
+		if (e->state != SLOT_FULL)
+			continue;
+		if (!set_put(&p->dirty, e->key, e->len, true))
+			p->dirty_lost = true;
+		e->key = NULL;
+		e->state = SLOT_GONE;
+	}
+	f->n = 0;
+	set_free(f);
 }
 
 /* ---- the source ---- */
@@ -291,9 +327,21 @@ source_dirty(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 		resp->code = KV_ENOMEM;
 		resp->message = "the move's write set ran out of memory";
 	} else {
+		/*
+		 * Each batch has a number; the target acknowledges the last
+		 * one it applied with its next ask. Until then the batch's
+		 * keys are kept, and sent again if the acknowledgement does
+		 * not come: a lost answer or a repeated request (peer.h)
+		 * loses nothing.
+		 */
+		if (req->ack == p->dirty_seq)
+			set_free(&p->inflight);
+		else
+			resend_inflight(p);
 		key_set *s = &p->dirty;
-		resp->code = KV_OK;
-		for (size_t i = 0; i < s->cap && c.bytes < c.max_bytes; i++) {
+		resp->code = p->dirty_lost ? KV_ENOMEM : KV_OK;
+		for (size_t i = 0; i < s->cap && c.bytes < c.max_bytes &&
+		    resp->code == KV_OK; i++) {
 			struct key_slot *e = &s->slots[i];
 			if (e->state != SLOT_FULL)
 				continue;
@@ -307,11 +355,18 @@ source_dirty(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 			bool ok = chunk_add(&c, e->key, e->len, v,
 			    found ? vl : 0);
 			free(v);
-			if (!ok) {
+			if (!ok || !set_put(&p->inflight, e->key, e->len,
+			    true)) {
+				/* The key is gone (freed): the move fails. */
+				if (!ok)
+					free(e->key);
+				p->dirty_lost = true;
+				e->key = NULL;
+				e->state = SLOT_GONE;
+				s->n--;
 				resp->code = KV_ENOMEM;
 				break;
 			}
-			free(e->key);
 			e->key = NULL;
 			e->state = SLOT_GONE;
 			s->n--;
@@ -320,6 +375,7 @@ source_dirty(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 			memset(s->slots, 0, s->cap * sizeof(*s->slots));
 		resp->scanned = (uint32_t) (s->n > UINT32_MAX ? UINT32_MAX :
 		    s->n);
+		resp->seq = ++p->dirty_seq;
 	}
 	pthread_mutex_unlock(&p->mu);
 	if (resp->code == KV_OK) {
@@ -495,12 +551,67 @@ pull(node *n, const move_in *m, rpc_op op, const rpc_request *req,
 		.op = op, .table_id = m->table_id, .part = m->part_id,
 		.move_id = m->id, .range_lo = req->range_lo,
 		.range_lo_len = req->range_lo_len,
-		.max_bytes = MOVE_CHUNK_BYTES,
+		.max_bytes = MOVE_CHUNK_BYTES, .ack = m->dirty_ack,
 	};
-	kv_err rv = cluster_tell(n, m->source, &pr, a, got);
+	kv_err rv = move_call(n, m->source, &pr, a, got, MOVE_PULL_MS);
 	if (rv == KV_OK)
 		rv = got->code;
 	return rv;
+}
+
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+kv_err
+move_call(node *n, uint32_t i, const rpc_request *req, arena *a,
+    rpc_response *resp, int timeout_ms)
+{
+	kv_err rv;
+	int64_t end = mono_ms() + MOVE_RECONNECT_MS;
+	for (;;) {
+		memset(resp, 0, sizeof(*resp));
+		if (i == n->index) {
+			node_dispatch(n, req, a, resp);
+			return resp->code;
+		}
+		rv = cluster_tell_ms(n, i, req, a, resp, timeout_ms);
+		if (rv != KV_UNAVAILABLE || mono_ms() >= end)
+			break;
+		struct timespec ts = { 0, 50 * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+	return rv == KV_OK ? resp->code : rv;
+}
+
+static void
+copy_forget(move_in *m)
+{
+	free(m->copy_at);
+	free(m->copy_next);
+	m->copy_at = m->copy_next = NULL;
+	m->copy_at_len = m->copy_next_len = 0;
+	m->copied_any = m->copy_more = false;
+	m->copy_count = 0;
+}
+
+static bool
+same(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
+{
+	return al == bl && (al == 0 || memcmp(a, b, al) == 0);
+}
+
+static uint8_t *
+dup_bytes(const uint8_t *b, size_t len)
+{
+	uint8_t *d = malloc(len > 0 ? len : 1);
+	if (d != NULL && len > 0)
+		memcpy(d, b, len);
+	return d;
 }
 
 static void
@@ -527,6 +638,7 @@ target_step(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 			resp->message = "the target owns part of that range";
 			goto out;
 		}
+		copy_forget(m);
 		*m = (move_in) { .id = req->move_id, .table_id = t->id,
 		    .part_id = tp->id, .lo = tp->lo, .last = tp->last,
 		    .source = req->node };
@@ -539,6 +651,7 @@ target_step(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 		if (m->id != 0 && (req->move_id == 0 || m->id == req->move_id)) {
 			if (!overlaps_owned(n, m->table_id, m->lo, m->last))
 				clear_range(n, m->table_id, m->lo, m->last);
+			copy_forget(m);
 			m->id = 0;
 		}
 		resp->code = KV_OK;
@@ -550,11 +663,50 @@ target_step(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 	}
 	if (req->limit == MOVE_STEP_COPY || req->limit == MOVE_STEP_DRAIN) {
 		bool copy = req->limit == MOVE_STEP_COPY;
+		if (copy && m->copied_any && same(req->range_lo,
+		    req->range_lo_len, m->copy_at, m->copy_at_len)) {
+			/* A repeated step (peer.h): the same answer again. */
+			resp->code = KV_OK;
+			resp->found = m->copy_more;
+			resp->last_item = m->copy_next;
+			resp->last_item_len = m->copy_next_len;
+			resp->read_bytes = m->copy_count;
+			goto out;
+		}
+		if (copy && (m->copied_any ? !same(req->range_lo,
+		    req->range_lo_len, m->copy_next, m->copy_next_len) :
+		    req->range_lo_len != 0)) {
+			resp->code = KV_PROTO;
+			resp->message = "a copy step out of order";
+			goto out;
+		}
 		resp->code = pull(n, m, copy ? RPC_MOVE_PULL : RPC_MOVE_DIRTY,
 		    req, a, &got);
 		if (resp->code == KV_OK)
 			resp->code = apply_pairs(n, m, &got, copy);
+		if (resp->code == KV_OK && copy) {
+			uint8_t *at = dup_bytes(req->range_lo,
+			    req->range_lo_len);
+			uint8_t *next = dup_bytes(got.last_item,
+			    got.last_item_len);
+			if (at == NULL || next == NULL) {
+				free(at);
+				free(next);
+				resp->code = KV_ENOMEM;
+			} else {
+				copy_forget(m);
+				m->copy_at = at;
+				m->copy_at_len = req->range_lo_len;
+				m->copy_next = next;
+				m->copy_next_len = got.last_item_len;
+				m->copied_any = true;
+				m->copy_more = got.found;
+				m->copy_count = got.n_blobs;
+			}
+		}
 		if (resp->code == KV_OK) {
+			if (!copy)
+				m->dirty_ack = got.seq;
 			resp->found = got.found;
 			resp->last_item = got.last_item;
 			resp->last_item_len = got.last_item_len;

@@ -32,6 +32,8 @@
 #include "err.h"
 #include "wire.h"
 
+struct arena;
+
 typedef struct part part;
 typedef struct node node;
 
@@ -58,6 +60,23 @@ void move_forget(part *p);
  */
 bool move_tally(node *n, uint32_t table_id, uint32_t part_id,
     uint64_t *items, uint64_t *bytes);
+
+/*
+ * move_call sends one step of a move to node i (locally without the
+ * wire), waits timeout_ms for its answer, and returns the call's or the
+ * step's error. A node that is not connected (its link reconnecting) is
+ * tried again for MOVE_RECONNECT_MS: every step is idempotent (the write
+ * set's batches are acknowledged, a repeated copy step is answered
+ * again), so sending one again is safe. The catalog node waits
+ * MOVE_STEP_MS for a step, longer than a target waits for the source
+ * (MOVE_PULL_MS, plus its reconnection), so that a step's failure comes
+ * back as the step's own answer rather than as a timeout.
+ */
+#define MOVE_RECONNECT_MS 2000
+#define MOVE_PULL_MS 3000
+#define MOVE_STEP_MS 8000
+kv_err move_call(node *n, uint32_t i, const rpc_request *req, arena *a,
+    rpc_response *resp, int timeout_ms);
 
 /* The verbs (RPC_MOVE_BEGIN ... RPC_MOVE_STEP). */
 void move_serve(node *n, const rpc_request *req, arena *a,

@@ -38,6 +38,13 @@ typedef struct move_in {
 	uint64_t lo, last;
 	uint32_t source;
 	uint64_t items, bytes; /* what the range holds here so far */
+	uint64_t dirty_ack;    /* the last write-set batch applied */
+	/* The last chunk copied, so that a repeated step is answered
+	 * again rather than applied twice (owned; see move.c). */
+	uint8_t *copy_at, *copy_next;
+	size_t copy_at_len, copy_next_len;
+	bool copied_any, copy_more;
+	uint64_t copy_count;
 } move_in;
 
 typedef struct node {

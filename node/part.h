@@ -77,6 +77,8 @@ typedef struct part {
 	/* A move of this partition away (move.h), guarded by mu. */
 	uint64_t move_id; /* 0: none */
 	key_set dirty;    /* keys written since the move began */
+	key_set inflight; /* keys of the last batch sent, until acked */
+	uint64_t dirty_seq; /* that batch's number */
 	bool dirty_lost;  /* the set ran out of memory: the move fails */
 } part;
 

@@ -26,6 +26,7 @@
 #include "catalog_int.h"
 #include "catalog_node.h"
 #include "cluster.h"
+#include "move.h"
 #include "node.h"
 
 #define MOVE_KEY_LEN 5
@@ -362,20 +363,6 @@ out:
 
 /* ---- moves ---- */
 
-/* One call to node i (locally without the wire): the call's or verb's error. */
-static kv_err
-call(node *n, uint32_t i, const rpc_request *req, arena *a,
-    rpc_response *resp)
-{
-	memset(resp, 0, sizeof(*resp));
-	if (i == n->index) {
-		node_dispatch(n, req, a, resp);
-		return resp->code;
-	}
-	kv_err rv = cluster_tell(n, i, req, a, resp);
-	return rv == KV_OK ? resp->code : rv;
-}
-
 static void
 put_u32(uint8_t *p, uint32_t v)
 {
@@ -456,7 +443,7 @@ undo(node *n, const move_rec *m)
 	arena_init(&a);
 	rpc_request ab = { .op = RPC_MOVE_STEP, .limit = MOVE_STEP_ABORT,
 	    .move_id = m->id };
-	call(n, m->to, &ab, &a, &resp);
+	move_call(n, m->to, &ab, &a, &resp, MOVE_STEP_MS);
 	wire_response_fini(&resp);
 	pthread_mutex_lock(&cs->mu);
 	if (catalog_clone(cs->cat, &c) == KV_OK) {
@@ -490,7 +477,7 @@ undo(node *n, const move_rec *m)
 	}
 	rpc_request end = { .op = RPC_MOVE_END, .table_id = m->table_id,
 	    .part = m->part, .move_id = m->id };
-	call(n, m->from, &end, &a, &resp);
+	move_call(n, m->from, &end, &a, &resp, MOVE_STEP_MS);
 	wire_response_fini(&resp);
 	arena_fini(&a);
 }
@@ -583,7 +570,8 @@ run_move(node *n, const rpc_request *ask, move_rec *m, const table *t,
 
 	rpc_request begin = { .op = RPC_MOVE_BEGIN, .table_id = m->table_id,
 	    .part = m->part, .epoch = m->epoch, .move_id = m->id };
-	if ((rv = call(n, m->from, &begin, a, &resp)) != KV_OK)
+	if ((rv = move_call(n, m->from, &begin, a, &resp,
+	    MOVE_STEP_MS)) != KV_OK)
 		goto fail;
 	wire_response_fini(&resp);
 	pause_after(ask, MOVE_PAUSE_BEGIN);
@@ -591,7 +579,8 @@ run_move(node *n, const rpc_request *ask, move_rec *m, const table *t,
 	rpc_request start = { .op = RPC_MOVE_STEP, .limit = MOVE_STEP_START,
 	    .table = t, .table_id = m->table_id, .part = m->part,
 	    .node = m->from, .move_id = m->id };
-	if ((rv = call(n, m->to, &start, a, &resp)) != KV_OK)
+	if ((rv = move_call(n, m->to, &start, a, &resp,
+	    MOVE_STEP_MS)) != KV_OK)
 		goto fail;
 	wire_response_fini(&resp);
 	step = "copy";
@@ -600,7 +589,7 @@ run_move(node *n, const rpc_request *ask, move_rec *m, const table *t,
 	for (;;) {
 		arena ca;
 		arena_init(&ca);
-		rv = call(n, m->to, &copy, &ca, &resp);
+		rv = move_call(n, m->to, &copy, &ca, &resp, MOVE_STEP_MS);
 		if (rv == KV_OK) {
 			*items += resp.read_bytes;
 			/* The cursor outlives this chunk's arena. */
@@ -624,11 +613,19 @@ run_move(node *n, const rpc_request *ask, move_rec *m, const table *t,
 		pause_after(ask, MOVE_PAUSE_CHUNK);
 	}
 	pause_after(ask, MOVE_PAUSE_COPY);
+	bool plant = ask->limit == MOVE_PLANT_SKIP_CATCH_UP;
+	if (plant) {
+		fprintf(stderr, "kv-node: PLANTED FAULT: the move skips its "
+		    "catch-up\n");
+		rpc_request hold = { .limit = MOVE_PLANT_SKIP_CATCH_UP,
+		    .max_bytes = ask->max_bytes };
+		pause_after(&hold, MOVE_PLANT_SKIP_CATCH_UP);
+	}
 	step = "catch-up";
 	rpc_request drain = { .op = RPC_MOVE_STEP, .limit = MOVE_STEP_DRAIN,
 	    .table_id = m->table_id, .part = m->part, .move_id = m->id };
-	for (int r = 0; r < DRAIN_ROUNDS; r++) {
-		rv = call(n, m->to, &drain, a, &resp);
+	for (int r = 0; r < DRAIN_ROUNDS && !plant; r++) {
+		rv = move_call(n, m->to, &drain, a, &resp, MOVE_STEP_MS);
 		uint32_t left = resp.scanned;
 		wire_response_fini(&resp);
 		if (rv != KV_OK)
@@ -641,18 +638,21 @@ run_move(node *n, const rpc_request *ask, move_rec *m, const table *t,
 	double t0 = mono_s();
 	rpc_request fence = { .op = RPC_MOVE_FENCE, .table_id = m->table_id,
 	    .part = m->part, .epoch = m->epoch + 1, .move_id = m->id };
-	if ((rv = call(n, m->from, &fence, a, &resp)) != KV_OK)
+	if ((rv = move_call(n, m->from, &fence, a, &resp,
+	    MOVE_STEP_MS)) != KV_OK)
 		goto fail;
 	wire_response_fini(&resp);
 	pause_after(ask, MOVE_PAUSE_FENCE);
 	step = "last catch-up";
-	for (int r = 0;; r++) {
-		rv = call(n, m->to, &drain, a, &resp);
+	for (int r = 0; !plant; r++) {
+		rv = move_call(n, m->to, &drain, a, &resp, MOVE_STEP_MS);
 		uint32_t left = resp.scanned;
+		uint64_t got = resp.read_bytes;
 		wire_response_fini(&resp);
 		if (rv != KV_OK)
 			goto fail;
-		if (left == 0)
+		/* Done when a batch comes empty: the last one is acked. */
+		if (left == 0 && got == 0)
 			break;
 		if (r == DRAIN_ROUNDS) {
 			rv = KV_BUSY;
@@ -801,7 +801,7 @@ reshape_move(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 		rpc_request end = { .op = RPC_MOVE_END,
 		    .table_id = m.table_id, .part = m.part, .move_id = m.id };
 		rpc_response er;
-		call(n, m.from, &end, a, &er);
+		move_call(n, m.from, &end, a, &er, MOVE_STEP_MS);
 		wire_response_fini(&er);
 	}
 	double secs = mono_s() - t0;

@@ -422,6 +422,7 @@ wire_pack_request(const rpc_request *r, uint8_t **out, size_t *len)
 	pb.subs = subs;
 	pb.move_id = r->move_id;
 	pb.reason = r->reason;
+	pb.ack = r->ack;
 	pb.n_cuts = r->n_cuts;
 	pb.cuts = (uint64_t *) r->cuts;
 	rv = wire_pack_pb(&pb.base, out, len);
@@ -512,6 +513,7 @@ wire_unpack_request(const uint8_t *buf, size_t len, arena *a,
 		goto out;
 	r->move_id = pb->move_id;
 	r->reason = pb->reason;
+	r->ack = pb->ack;
 	if (pb->n_cuts > RPC_MAX_CUTS) {
 		rv = KV_PROTO;
 		goto out;
@@ -616,6 +618,7 @@ wire_pack_response(const rpc_response *r, uint8_t **out, size_t *len)
 	pb.subs = subs;
 	pb.n_blobs = r->n_blobs;
 	pb.blobs = blobs;
+	pb.seq = r->seq;
 	rv = wire_pack_pb(&pb.base, out, len);
 out:
 	free(items);
@@ -682,6 +685,7 @@ wire_unpack_response(const uint8_t *buf, size_t len, arena *a,
 	    &r->blob_lens)) != KV_OK)
 		goto out;
 	r->n_blobs = pb->n_blobs;
+	r->seq = pb->seq;
 	if (pb->catalog != NULL &&
 	    (rv = catalog_from_pb(pb->catalog, &r->cat)) != KV_OK)
 		goto out;

@@ -89,6 +89,12 @@ typedef enum rpc_reason {
 #define MOVE_PAUSE_FENCE 5    /* the source fenced */
 #define MOVE_PAUSE_TAKEN 6    /* the target took the partition, the
                                * catalog not yet changed */
+/*
+ * A planted fault, to show that the checkers of moves catch a lost
+ * write: the move skips the catch-up (the writes made while it copied
+ * are lost), after holding the copy max_bytes ms so that some are made.
+ */
+#define MOVE_PLANT_SKIP_CATCH_UP 100
 
 /* The most cut points one SPLIT takes. */
 #define RPC_MAX_CUTS 8
@@ -144,6 +150,7 @@ typedef struct rpc_request {
 	const uint64_t *cuts;   /* SPLIT: at most RPC_MAX_CUTS */
 	size_t n_cuts;
 	uint32_t reason;        /* SPLIT, MOVE: rpc_reason */
+	uint64_t ack;           /* MOVE_DIRTY: the batch last applied */
 } rpc_request;
 
 typedef struct part_stats {
@@ -187,6 +194,7 @@ typedef struct rpc_response {
 	                        * EVENTS, HOT_KEYS: a JSON text each */
 	size_t *blob_lens;
 	size_t n_blobs;
+	uint64_t seq;          /* MOVE_DIRTY: this batch's number */
 } rpc_response;
 
 /*

@@ -520,6 +520,43 @@ class Cluster:
             out[(m.group(1), labels)] = float(m.group(3))
         return out
 
+    def status_json(self):
+        """`kv-admin status --json`: the cluster map with each
+        partition's counters and rates over one second."""
+        import json
+        return json.loads(self.admin("status", "--json"))
+
+    def table_map(self, name):
+        """The partitions of table `name` from status_json(), sorted by
+        hash: dicts with id, lo and last (ints), node, epoch,
+        owner_epoch, items, bytes, wcu_per_s, ... (see admin_reshape.c)."""
+        for t in self.status_json()["tables"]:
+            if t["name"] == name:
+                parts = []
+                for p in t["partitions"]:
+                    p = dict(p)
+                    p["lo"], p["last"] = int(p["lo"], 16), int(
+                        p["last"], 16)
+                    parts.append(p)
+                return sorted(parts, key=lambda p: p["lo"])
+        raise KeyError(name)
+
+    def events(self):
+        """`kv-admin status --events`: the recent splits and moves."""
+        import json
+        return [json.loads(line) for line in
+                self.admin("status", "--events").splitlines() if line]
+
+    def served_by(self, i, table_id):
+        """The partition ids of table table_id that node i serves, from
+        its /metrics."""
+        out = set()
+        for (name, labels), _ in self.metrics(self.node_metrics[i]).items():
+            d = dict(labels)
+            if d.get("table_id") == str(table_id) and "partition" in d:
+                out.add(int(d["partition"]))
+        return out
+
     def table_partitions(self, name):
         """The partitions of table `name` from kv-admin status (see
         parse_status); raises KeyError when the catalog has no such

@@ -48,6 +48,17 @@ struct catalog_state {
 	uint64_t next_seq;                  /* under mu */
 	uint64_t splits[5];                 /* under mu: by rpc_reason */
 	uint64_t moves[5], moves_failed[5]; /* under mu: by rpc_reason */
+	/* Borrowing: the counters of the last round (the health thread's
+	 * own, not under mu). */
+	struct borrow_prev *prev;
+	size_t n_prev;
+	int64_t prev_ms;
+	uint64_t lent_rounds; /* under mu: rounds that lent anything */
+};
+
+struct borrow_prev {
+	uint32_t table_id, part;
+	uint64_t rd, wr, rd_thr, wr_thr; /* charged half units, throttles */
 };
 
 /*

@@ -672,6 +672,7 @@ catalog_node_close(node *n)
 	feed_pub_close(cs->pub);
 	catalog_free(cs->cat);
 	free(cs->resend);
+	free(cs->prev);
 	reshape_fini(cs);
 	pthread_mutex_destroy(&cs->move_serial);
 	pthread_mutex_destroy(&cs->mu);

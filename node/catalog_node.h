@@ -73,6 +73,17 @@ void reshape_events(node *n, const rpc_request *req, arena *a,
 #include <stdio.h>
 void reshape_write_metrics(node *n, FILE *f);
 
+/*
+ * reshape_borrow: from one survey of the nodes' partition counters (the
+ * health view's, once a second), the rates the hungry partitions of
+ * PROVISIONED tables may borrow from their table's unused units, sent to
+ * their owners (RPC_BORROW). res[i] answers targets[i].
+ */
+struct survey_target;
+struct survey_result;
+void reshape_borrow(node *n, const struct survey_target *targets,
+    const struct survey_result *res, size_t count);
+
 /* catalog_node_version: the current catalog's version. Node 0 only. */
 uint64_t catalog_node_version(node *n);
 

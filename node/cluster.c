@@ -128,6 +128,7 @@ peer_verb(void *arg, const peer_msg *m, arena *a, peer_reply *out)
 	case RPC_ASSIGN: case RPC_DROP_TABLE: case RPC_SPLIT_ASK:
 	case RPC_MOVE_BEGIN: case RPC_MOVE_PULL: case RPC_MOVE_DIRTY:
 	case RPC_MOVE_FENCE: case RPC_MOVE_END: case RPC_MOVE_STEP:
+	case RPC_BORROW:
 		break;
 	default:
 		out->code = KV_PROTO;
@@ -184,7 +185,9 @@ health_round(node *n, health *h)
 	if (res == NULL)
 		return;
 	arena_init(&a);
-	surveyor_ask(h->sv, 0, 0, HEALTH_DEADLINE_MS, &a, res);
+	surveyor_ask(h->sv, SURVEY_STATS, 0, HEALTH_DEADLINE_MS, &a, res);
+	/* The same answers say what the PROVISIONED tables use. */
+	reshape_borrow(n, h->targets, res, h->n);
 	int64_t now = mono_ms();
 	pthread_mutex_lock(&h->mu);
 	for (size_t i = 0; i < h->n; i++) {

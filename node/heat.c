@@ -22,6 +22,7 @@
 #include "node.h"
 #include "number.h"
 #include "part.h"
+#include "throttle.h"
 #include "value.h"
 
 int64_t
@@ -515,9 +516,12 @@ tick(node *n, heat_mon *m)
 		return;
 	int64_t now_s = heat_now_s();
 	pthread_rwlock_rdlock(&n->parts.lock);
-	for (size_t i = 0; i < n->parts.n && n_asks < MAX_ASKS; i++)
-		if (look(n, n->parts.p[i], dt, now_s, &asks[n_asks]))
+	for (size_t i = 0; i < n->parts.n; i++) {
+		throttle_tick(n, n->parts.p[i], now);
+		if (n_asks < MAX_ASKS && look(n, n->parts.p[i], dt, now_s,
+		    &asks[n_asks]))
 			n_asks++;
+	}
 	pthread_rwlock_unlock(&n->parts.lock);
 	for (size_t i = 0; i < n_asks; i++)
 		send_ask(n, &asks[i]);

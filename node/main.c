@@ -227,8 +227,8 @@ main(int argc, char **argv)
 		    me->metrics_host, me->metrics_port);
 		goto out;
 	}
-	if ((n.cfg.split_after_s > 0 || n.cfg.split_size_bytes > 0) &&
-	    !n.capacity_off && (rv = heat_mon_start(&n)) != KV_OK)
+	/* Heat and size splits, and the end of borrowed rates. */
+	if (!n.capacity_off && (rv = heat_mon_start(&n)) != KV_OK)
 		goto out;
 	fprintf(stderr, "kv-node %u: serving %s (data %s, %zu partitions; "
 	    "per partition %llu RCU/s, %llu WCU/s, %u s burst%s; %s "

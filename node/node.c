@@ -6,6 +6,7 @@
 #include "catalog_node.h"
 #include "heat.h"
 #include "move.h"
+#include "throttle.h"
 
 rpc_client *
 node_peer(node *n, uint32_t i)
@@ -67,6 +68,7 @@ node_dispatch_run(node *n, const rpc_request *req, arena *a,
 	case RPC_MOVE: fn = reshape_move; break;
 	case RPC_EVENTS: fn = reshape_events; break;
 	case RPC_HOT_KEYS: fn = hot_keys_serve; break;
+	case RPC_BORROW: fn = borrow_serve; break;
 	case RPC_MOVE_BEGIN:
 	case RPC_MOVE_PULL:
 	case RPC_MOVE_DIRTY:

@@ -28,6 +28,7 @@
 #include "cluster.h"
 #include "move.h"
 #include "node.h"
+#include "survey.h"
 
 #define MOVE_KEY_LEN 5
 static const uint8_t move_key[MOVE_KEY_LEN] = { 0, 0, 0, 0, 'M' };
@@ -124,6 +125,10 @@ reshape_write_metrics(node *n, FILE *f)
 	for (int r = 0; r < 5; r++)
 		fprintf(f, "kv_partition_splits_total{reason=\"%s\"} %" PRIu64
 		    "\n", reason_names[r], cs->splits[r]);
+	fprintf(f, "# HELP kv_capacity_borrow_rounds_total Seconds in which "
+	    "a partition of a PROVISIONED table borrowed its table's unused "
+	    "units.\n# TYPE kv_capacity_borrow_rounds_total counter\n"
+	    "kv_capacity_borrow_rounds_total %" PRIu64 "\n", cs->lent_rounds);
 	fprintf(f, "# HELP kv_partition_moves_total Partition moves, by "
 	    "reason and outcome.\n# TYPE kv_partition_moves_total "
 	    "counter\n");
@@ -841,4 +846,198 @@ out:
 	table_fini(&snap);
 	table_fini(&handed);
 	free(ev.s);
+}
+
+/* ---- borrowing (instant adaptive capacity) ---- */
+
+/* Rates lent hold this long; a round comes every second. */
+#define BORROW_HOLD_MS 3000
+/* A partition that used this share of its rate is hungry too. */
+#define BORROW_HUNGRY 0.9
+
+static int64_t
+now_ms_mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static const part_stats *
+stats_of(const survey_result *res, size_t count,
+    const survey_target *targets, uint32_t node, uint32_t tid, uint32_t pid)
+{
+	for (size_t i = 0; i < count; i++) {
+		if (targets[i].kind != MEMBER_NODE || targets[i].index != node ||
+		    res[i].outcome != SURVEY_ANSWERED)
+			continue;
+		for (size_t k = 0; k < res[i].m.n_stats; k++)
+			if (res[i].m.stats[k].table_id == tid &&
+			    res[i].m.stats[k].part == pid)
+				return &res[i].m.stats[k];
+	}
+	return NULL;
+}
+
+static const struct borrow_prev *
+prev_of(const catalog_state *cs, uint32_t tid, uint32_t pid)
+{
+	for (size_t i = 0; i < cs->n_prev; i++)
+		if (cs->prev[i].table_id == tid && cs->prev[i].part == pid)
+			return &cs->prev[i];
+	return NULL;
+}
+
+static bool
+hungry_at(double used, double rate, bool throttled)
+{
+	return throttled || used >= BORROW_HUNGRY * rate;
+}
+
+/*
+ * One dimension of one table of n partitions: out[i] is what hungry
+ * partition i may use (its use plus an even part of the table's unused
+ * units), 0 for the others (their share).
+ */
+static void
+lend(size_t n, const double *used, const double *rate, const bool *thr,
+    double units, double *out)
+{
+	double total = 0;
+	size_t hungry = 0;
+	for (size_t i = 0; i < n; i++) {
+		total += used[i];
+		out[i] = 0;
+		hungry += hungry_at(used[i], rate[i], thr[i]);
+	}
+	double spare = units - total;
+	if (hungry == 0 || spare <= 0)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (hungry_at(used[i], rate[i], thr[i]))
+			out[i] = used[i] + spare / (double) hungry;
+}
+
+/* Appends one RPC_BORROW entry for node nd; false when out of memory. */
+static bool
+add_entry(uint8_t **ent, size_t *n_ent, uint32_t tid, uint32_t pid,
+    double r, double w)
+{
+	uint8_t *g = realloc(*ent, (*n_ent + 1) * RPC_BORROW_ENTRY);
+	if (g == NULL)
+		return false;
+	*ent = g;
+	uint8_t *e = g + (*n_ent)++ * RPC_BORROW_ENTRY;
+	put_u64(e, (uint64_t) tid | (uint64_t) pid << 32);
+	put_u64(e + 8, (uint64_t) (r * 1e3));
+	put_u64(e + 16, (uint64_t) (w * 1e3));
+	return true;
+}
+
+void
+reshape_borrow(node *n, const survey_target *targets,
+    const survey_result *res, size_t count)
+{
+	catalog_state *cs = n->cat;
+	catalog *c = NULL;
+	if (cs == NULL)
+		return;
+	pthread_mutex_lock(&cs->mu);
+	kv_err rv = catalog_clone(cs->cat, &c);
+	pthread_mutex_unlock(&cs->mu);
+	if (rv != KV_OK)
+		return;
+	int64_t now = now_ms_mono();
+	double dt = (double) (now - cs->prev_ms) / 1e3;
+	bool rates_ok = cs->prev_ms != 0 && dt > 0.2 && dt < 5;
+	size_t n_parts = 0;
+	for (size_t t = 0; t < c->n_tables; t++)
+		if (c->tables[t].billing == BILLING_PROVISIONED)
+			n_parts += c->tables[t].n_parts;
+	struct borrow_prev *next = calloc(n_parts + 1, sizeof(*next));
+	uint8_t *ent[CONFIG_MAX_NODES] = { NULL }; /* each node's entries */
+	size_t n_ent[CONFIG_MAX_NODES] = { 0 };
+	size_t n_next = 0;
+	bool lent = false;
+	for (size_t t = 0; next != NULL && t < c->n_tables; t++) {
+		const table *tb = &c->tables[t];
+		if (tb->billing != BILLING_PROVISIONED || tb->n_parts == 0 ||
+		    !table_serving(tb))
+			continue;
+		size_t k = tb->n_parts;
+		/* used r, used w, rate r, rate w, lent r, lent w */
+		double *v = calloc(6 * k, sizeof(double));
+		bool *thr = calloc(2 * k, sizeof(bool));
+		bool complete = v != NULL && thr != NULL;
+		for (size_t i = 0; v != NULL && thr != NULL && i < k; i++) {
+			const partition *pp = &tb->parts[i];
+			const part_stats *s = stats_of(res, count, targets,
+			    pp->node, tb->id, pp->id);
+			if (s == NULL) {
+				complete = false; /* an owner did not answer */
+				continue;
+			}
+			next[n_next++] = (struct borrow_prev) { tb->id, pp->id,
+			    s->read_charged, s->write_charged,
+			    s->read_throttled, s->write_throttled };
+			const struct borrow_prev *b = prev_of(cs, tb->id,
+			    pp->id);
+			if (b == NULL || !rates_ok || s->read_charged < b->rd ||
+			    s->write_charged < b->wr) {
+				complete = false; /* no rate yet */
+				continue;
+			}
+			v[i] = (double) (s->read_charged - b->rd) / 2 / dt;
+			v[k + i] = (double) (s->write_charged - b->wr) / 2 / dt;
+			v[2 * k + i] = (double) s->read_rate / 2e6;
+			v[3 * k + i] = (double) s->write_rate / 2e6;
+			thr[i] = s->read_throttled > b->rd_thr;
+			thr[k + i] = s->write_throttled > b->wr_thr;
+		}
+		if (complete) {
+			lend(k, v, v + 2 * k, thr, (double) tb->rcu, v + 4 * k);
+			lend(k, v + k, v + 3 * k, thr + k, (double) tb->wcu,
+			    v + 5 * k);
+			for (size_t i = 0; i < k; i++) {
+				double r = v[4 * k + i], w = v[5 * k + i];
+				uint32_t nd = tb->parts[i].node;
+				if ((r == 0 && w == 0) || nd >= CONFIG_MAX_NODES)
+					continue;
+				lent |= add_entry(&ent[nd], &n_ent[nd], tb->id,
+				    tb->parts[i].id, r, w);
+			}
+		}
+		free(v);
+		free(thr);
+	}
+	if (next != NULL) {
+		free(cs->prev);
+		cs->prev = next;
+		cs->n_prev = n_next;
+		cs->prev_ms = now;
+	}
+	catalog_free(c);
+	for (uint32_t i = 0; i < n->cfg.n_nodes && i < CONFIG_MAX_NODES; i++) {
+		if (n_ent[i] == 0)
+			continue;
+		rpc_request req = { .op = RPC_BORROW, .item = ent[i],
+		    .item_len = n_ent[i] * RPC_BORROW_ENTRY,
+		    .max_bytes = BORROW_HOLD_MS };
+		rpc_response resp;
+		arena a;
+		arena_init(&a);
+		memset(&resp, 0, sizeof(resp));
+		if (i == n->index)
+			node_dispatch(n, &req, &a, &resp);
+		else
+			cluster_tell_ms(n, i, &req, &a, &resp, 500);
+		wire_response_fini(&resp);
+		arena_fini(&a);
+		free(ent[i]);
+	}
+	if (lent) {
+		pthread_mutex_lock(&cs->mu);
+		cs->lent_rounds++;
+		pthread_mutex_unlock(&cs->mu);
+	}
 }

@@ -49,12 +49,65 @@ throttle_configure(node *n, part *p, uint64_t rcu, uint64_t wcu,
 	    &p->rd_prov_binds);
 	int64_t wr = rate_for(c->partition_wcu, wcu, table_parts,
 	    &p->wr_prov_binds);
+	p->borrow_until_ns = 0; /* the next round lends again */
 	if (first) {
 		bucket_init(&p->rd, rr, c->burst_seconds, now);
 		bucket_init(&p->wr, wr, c->burst_seconds, now);
 	} else {
 		bucket_set_rate(&p->rd, rr, c->burst_seconds, now);
 		bucket_set_rate(&p->wr, wr, c->burst_seconds, now);
+	}
+	pthread_mutex_unlock(&p->cap_mu);
+}
+
+/* A rate of units per second, kept between the share and the ceiling. */
+static int64_t
+between(double units, uint64_t ceiling, uint64_t prov, uint32_t parts,
+    bool *binds)
+{
+	int64_t share = rate_for(ceiling, prov, parts, binds);
+	int64_t ceil_r = bucket_rate_micro(ceiling, 1);
+	int64_t want = (int64_t) (units * 2 * BUCKET_MICRO);
+	if (want < share)
+		want = share;
+	if (want > ceil_r)
+		want = ceil_r;
+	*binds = want < ceil_r;
+	return want;
+}
+
+void
+throttle_borrow(node *n, part *p, double rd_units, double wr_units,
+    int64_t until_ns)
+{
+	int64_t now = throttle_now_ns();
+	const config *c = &n->cfg;
+	pthread_mutex_lock(&p->cap_mu);
+	if (p->prov_rcu != 0 || p->prov_wcu != 0) {
+		int64_t rr = between(rd_units, c->partition_rcu, p->prov_rcu,
+		    p->table_parts, &p->rd_prov_binds);
+		int64_t wr = between(wr_units, c->partition_wcu, p->prov_wcu,
+		    p->table_parts, &p->wr_prov_binds);
+		bucket_set_rate(&p->rd, rr, c->burst_seconds, now);
+		bucket_set_rate(&p->wr, wr, c->burst_seconds, now);
+		p->borrow_until_ns = until_ns;
+	}
+	pthread_mutex_unlock(&p->cap_mu);
+}
+
+void
+throttle_tick(node *n, part *p, int64_t now_ns)
+{
+	const config *c = &n->cfg;
+	pthread_mutex_lock(&p->cap_mu);
+	if (p->borrow_until_ns != 0 && now_ns >= p->borrow_until_ns) {
+		p->borrow_until_ns = 0;
+		bucket_set_rate(&p->rd, rate_for(c->partition_rcu, p->prov_rcu,
+		    p->table_parts, &p->rd_prov_binds), c->burst_seconds,
+		    now_ns);
+		bucket_set_rate(&p->wr, rate_for(c->partition_wcu, p->prov_wcu,
+		    p->table_parts, &p->wr_prov_binds), c->burst_seconds,
+		    now_ns);
 	}
 	pthread_mutex_unlock(&p->cap_mu);
 }
@@ -114,4 +167,36 @@ throttle_stats(part *p, part_stats *s)
 	s->prov_rcu = p->prov_rcu;
 	s->prov_wcu = p->prov_wcu;
 	pthread_mutex_unlock(&p->cap_mu);
+}
+
+static uint64_t
+le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t) p[i] << (8 * i);
+	return v;
+}
+
+void
+borrow_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
+{
+	if (req->item_len % RPC_BORROW_ENTRY != 0 || req->max_bytes == 0 ||
+	    req->max_bytes > 60000) {
+		resp->code = KV_PROTO;
+		return;
+	}
+	int64_t until = throttle_now_ns() + (int64_t) req->max_bytes * 1000000;
+	pthread_rwlock_rdlock(&n->parts.lock);
+	for (size_t k = 0; k < req->item_len; k += RPC_BORROW_ENTRY) {
+		const uint8_t *e = req->item + k;
+		uint32_t tid = (uint32_t) le64(e) & 0xffffffffu;
+		uint32_t pid = (uint32_t) (le64(e) >> 32);
+		part *p = part_map_find_locked(&n->parts, tid, pid);
+		if (p != NULL)
+			throttle_borrow(n, p, (double) le64(e + 8) / 1e3,
+			    (double) le64(e + 16) / 1e3, until);
+	}
+	pthread_rwlock_unlock(&n->parts.lock);
+	resp->code = KV_OK;
 }

@@ -59,6 +59,24 @@ void throttle_charge(node *n, part *p, bool write, const uint8_t *key,
     size_t key_len, uint64_t half_units);
 
 /*
+ * Borrowing (instant adaptive capacity): a PROVISIONED table's partition
+ * may use more than its share of the table's units while the table as a
+ * whole uses less than them. The catalog node works out, once a second,
+ * what each hungry partition may use (reshape.c, RPC_BORROW), and the
+ * owner applies it with throttle_borrow: never below the share, never
+ * above the partition ceiling, and only until until_ns, after which
+ * throttle_tick returns the partition to its share (so a lost catalog
+ * node lends nothing for long). Burst credit is kept across changes.
+ */
+void throttle_borrow(node *n, part *p, double rd_units, double wr_units,
+    int64_t until_ns);
+void throttle_tick(node *n, part *p, int64_t now_ns);
+
+/* RPC_BORROW: applies the catalog node's rates (throttle_borrow). */
+void borrow_serve(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
+
+/*
  * throttle_stats fills the capacity fields of *s (rates, credit, charged
  * and throttled counts) from p.
  */

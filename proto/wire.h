@@ -61,6 +61,9 @@ typedef enum rpc_op {
 	                       * MOVE_STEP_*), pulling from node `node` */
 	RPC_SPLIT_ASK = 30,   /* catalog node: an owner asks for a split
 	                       * (heat or size) over the node-to-node seam */
+	RPC_BORROW = 31,      /* owner: rates its partitions of PROVISIONED
+	                       * tables may use for max_bytes ms (item:
+	                       * RPC_BORROW_ENTRY bytes a partition) */
 } rpc_op;
 
 /* Why a partition is split or moved (rpc_request.reason). */
@@ -95,6 +98,13 @@ typedef enum rpc_reason {
  * are lost), after holding the copy max_bytes ms so that some are made.
  */
 #define MOVE_PLANT_SKIP_CATCH_UP 100
+
+/*
+ * One partition's rates in an RPC_BORROW, little-endian: table id (4),
+ * partition id (4), read and write units per second in thousandths (8
+ * each).
+ */
+#define RPC_BORROW_ENTRY 24
 
 /* The most cut points one SPLIT takes. */
 #define RPC_MAX_CUTS 8

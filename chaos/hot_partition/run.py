@@ -46,7 +46,13 @@ ceiling.
       [--products N] [--step-seconds S] [--quick]
 
 --quick runs three steps per run (0.8, 1.3 and 2.0 x the onset), for the
-test suite.
+test suite. This experiment never splits a partition (split-after-seconds
+0): the partition map stays the one the table was created with.
+
+  chaos/hot_partition/run.py --adaptive [options]
+
+runs the same workload with adaptive capacity on instead (adaptive.py,
+which takes its own options: --adaptive --help).
 """
 
 import argparse
@@ -133,32 +139,70 @@ def part_counters(cluster, table):
     return out
 
 
-def run_step(cluster, kvload, table, args, rate, shards, warm, window,
-             theta):
-    """Runs kv-load at `rate` for warm + window (+ a margin) seconds;
-    returns (per-partition {part: (offered, accepted, throttled)} rates
-    in the window, kv-load's summary)."""
-    summary = os.path.join(args.out, ".step.json")
+def kvload_path():
+    """kv-load of $KV_BUILD (default build/); exits when it is missing."""
+    build = os.environ.get("KV_BUILD") or os.path.join(REPO, "build")
+    kvload = os.path.join(build, "chaos", "load", "kv-load")
+    if not os.access(kvload, os.X_OK):
+        sys.exit("kv-load is missing: build first (./kv build)")
+    return kvload
+
+
+def create_table(cluster, table):
+    """An on-demand table with a string hash key pk; returns its
+    partitions (Cluster.table_partitions) once it is ACTIVE."""
+    ddb = cluster.client(attempts=5)
+    ddb.create_table(
+        TableName=table, BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}])
+    ddb.get_waiter("table_exists").wait(
+        TableName=table, WaiterConfig={"Delay": 0.2, "MaxAttempts": 100})
+    return cluster.table_partitions(table)
+
+
+def start_load(cluster, kvload, table, products, theta, rate, duration,
+               summary, shards=1):
+    """Starts kv-load sending view events (counter writes on PREFIX<rank>,
+    Zipf(theta) over `products`) open loop at `rate` for `duration`
+    seconds, its summary to `summary`; the seed is the rate, so a rate
+    draws the same events run after run. Returns the Popen."""
     cmd = [kvload, "--url", cluster.endpoint, "--table", table,
-           "--workload", "counter", "--keys", str(args.products),
+           "--workload", "counter", "--keys", str(products),
            "--key-prefix", PREFIX, "--dist", "zipf:%.9f" % theta,
-           "--rate", str(rate), "--duration", "%.1f" % (warm + window + 0.5),
+           "--rate", str(rate), "--duration", "%.1f" % duration,
            "--connections", "64", "--json", summary, "--seed", str(rate)]
     if shards > 1:
         cmd += ["--shard-hot", str(shards)]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
-    time.sleep(warm)
-    c0, t0 = part_counters(cluster, table), time.monotonic()
-    time.sleep(window)
-    c1, t1 = part_counters(cluster, table), time.monotonic()
-    out, err = p.communicate(timeout=120)
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def finish_load(p, summary, timeout=120):
+    """Waits for kv-load p; returns its summary (raises if it failed)."""
+    out, err = p.communicate(timeout=timeout)
     if p.returncode != 0:
         raise RuntimeError("kv-load failed (%d):\n%s\n%s" % (
             p.returncode, out, err))
     with open(summary) as f:
         s = json.load(f)
     os.unlink(summary)
+    return s
+
+
+def run_step(cluster, kvload, table, args, rate, shards, warm, window,
+             theta):
+    """Runs kv-load at `rate` for warm + window (+ a margin) seconds;
+    returns (per-partition {part: (offered, accepted, throttled)} rates
+    in the window, kv-load's summary)."""
+    summary = os.path.join(args.out, ".step.json")
+    p = start_load(cluster, kvload, table, args.products, theta, rate,
+                   warm + window + 0.5, summary, shards)
+    time.sleep(warm)
+    c0, t0 = part_counters(cluster, table), time.monotonic()
+    time.sleep(window)
+    c1, t1 = part_counters(cluster, table), time.monotonic()
+    s = finish_load(p, summary)
     dt = t1 - t0
     rates = {}
     for part, (a1, th1) in c1.items():
@@ -169,15 +213,8 @@ def run_step(cluster, kvload, table, args, rate, shards, warm, window,
 
 
 def experiment(args, cluster, kvload, name, shards, steps, writer):
-    ddb = cluster.client(attempts=5)
     table = "views-" + name
-    ddb.create_table(
-        TableName=table, BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}])
-    ddb.get_waiter("table_exists").wait(
-        TableName=table, WaiterConfig={"Delay": 0.2, "MaxAttempts": 100})
-    parts = cluster.table_partitions(table)
+    parts = create_table(cluster, table)
     theta = zipf_theta(args.products, HOT_SHARE)
     sh = shares(parts, key_weights(args.products, theta, shards))
     hot = max(sh, key=sh.get)
@@ -285,6 +322,10 @@ plot '%s' index 0 using 1:4 with linespoints lw 1 dt 2 lc 1 title 'plain: offere
 
 
 def main():
+    if "--adaptive" in sys.argv[1:]:
+        import adaptive
+        sys.exit(adaptive.main([a for a in sys.argv[1:]
+                                if a != "--adaptive"]))
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=os.path.join(REPO, "chaos",
                                                   "hot_partition", "out"))
@@ -298,16 +339,20 @@ def main():
                     help="seconds of each step before measuring (the "
                     "partition's first second of capacity is spent)")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--adaptive", action="store_true",
+                    help="run the adaptive-capacity experiment instead "
+                    "(adaptive.py; --adaptive --help lists its options)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    build = os.environ.get("KV_BUILD") or os.path.join(REPO, "build")
-    kvload = os.path.join(build, "chaos", "load", "kv-load")
-    if not os.access(kvload, os.X_OK):
-        sys.exit("kv-load is missing: build first (./kv build)")
+    kvload = kvload_path()
     os.environ["KV_ENDPOINT"] = ""  # always a cluster of our own
+    # split-after-seconds 0: adaptive capacity off, the partition map
+    # stays the one the table was created with (see adaptive.py for the
+    # experiment with it on).
     cluster = Cluster(partitions=args.partitions, settings=[
         "partition-wcu %d" % args.wcu,
-        "partition-rcu %d" % (3 * args.wcu), "burst-seconds 0"])
+        "partition-rcu %d" % (3 * args.wcu), "burst-seconds 0",
+        "split-after-seconds 0"])
     steps = QUICK_STEPS if args.quick else FULL_STEPS
     results = []
     try:

@@ -4,7 +4,9 @@
  * derived from a node's URL (ipc and tcp, IPv6 in brackets), routers
  * sharing one HTTP address, and the files it must refuse — malformed or
  * repeated options, IPv6 without brackets, and two uses of one address,
- * named both. Files are written into a fresh temporary folder.
+ * named both; the split settings (their defaults, limits and refusals,
+ * in the file and through config_split_option). Files are written into
+ * a fresh temporary folder.
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -566,4 +568,203 @@ Test(config, router_host_and_port_rebuild_its_address)
 	config_host_port(C.routers[1].host, C.routers[1].port, hp,
 	    sizeof(hp));
 	cr_assert_str_eq(hp, "10.0.0.1:8001");
+}
+
+/* ---- split settings (split-after-seconds, -threshold, -size-mb) ---- */
+
+Test(config, split_settings_have_defaults)
+{
+	expect_loads("node ipc://@/n0 @/d0\n");
+	cr_assert_eq(C.split_after_s, CONFIG_SPLIT_AFTER_S);
+	cr_assert_float_eq(C.split_threshold, CONFIG_SPLIT_THRESHOLD, 1e-12);
+	cr_assert_eq(C.split_size_bytes, (uint64_t) CONFIG_SPLIT_SIZE_MB << 20);
+}
+
+Test(config, split_settings_load_from_the_file)
+{
+	expect_loads(
+	    "split-after-seconds 60\n"
+	    "split-threshold 0.55   # of the ceiling\n"
+	    "split-size-mb 64\n"
+	    "node ipc://@/n0 @/d0\n");
+	cr_assert_eq(C.split_after_s, 60);
+	cr_assert_float_eq(C.split_threshold, 0.55, 1e-12);
+	cr_assert_eq(C.split_size_bytes, 64ULL << 20, "megabytes, in bytes");
+}
+
+Test(config, split_settings_at_their_limits_load)
+{
+	expect_loads(
+	    "split-after-seconds 86400\n"
+	    "split-threshold 1\n"
+	    "split-size-mb 1073741824\n"
+	    "node ipc://@/n0 @/d0\n");
+	cr_assert_eq(C.split_after_s, 86400);
+	cr_assert_float_eq(C.split_threshold, 1.0, 1e-12);
+	cr_assert_eq(C.split_size_bytes, 1ULL << 50);
+}
+
+Test(config, split_settings_of_zero_turn_splits_off)
+{
+	expect_loads(
+	    "split-after-seconds 0\n"
+	    "split-size-mb 0\n"
+	    "split-threshold 0.001\n"
+	    "node ipc://@/n0 @/d0\n");
+	cr_assert_eq(C.split_after_s, 0);
+	cr_assert_eq(C.split_size_bytes, 0);
+	cr_assert_float_eq(C.split_threshold, 0.001, 1e-12);
+}
+
+Test(config, split_setting_given_twice_keeps_the_last)
+{
+	expect_loads(
+	    "split-after-seconds 60\n"
+	    "split-after-seconds 90\n"
+	    "node ipc://@/n0 @/d0\n");
+	cr_assert_eq(C.split_after_s, 90);
+}
+
+ParameterizedTestParameters(config, bad_split_setting_is_refused_by_line)
+{
+	static struct bad_file cases[] = {
+		{ "node ipc://@/n0 @/d\nsplit-after-seconds 86401\n", ":2:",
+		    "cannot understand" },
+		{ "node ipc://@/n0 @/d\nsplit-after-seconds -1\n", ":2:",
+		    "cannot understand" },
+		{ "node ipc://@/n0 @/d\nsplit-after-seconds 1.5\n", ":2:",
+		    "cannot understand" },
+		{ "node ipc://@/n0 @/d\nsplit-after-seconds ten\n", ":2:",
+		    "cannot understand" },
+		{ "node ipc://@/n0 @/d\n"
+		    "split-after-seconds 99999999999999999999\n", ":2:",
+		    "cannot understand" },
+		{ "node ipc://@/n0 @/d\nsplit-after-seconds\n", ":2:",
+		    "cannot understand" },
+		{ "node ipc://@/n0 @/d\nsplit-after-seconds 5 6\n", ":2:",
+		    "cannot understand" },
+		{ "node ipc://@/n0 @/d\nsplit-threshold 0\n", ":2:",
+		    "cannot understand" },
+		{ "node ipc://@/n0 @/d\nsplit-threshold -0.5\n", ":2:",
+		    "cannot understand" },
+		{ "node ipc://@/n0 @/d\nsplit-threshold 1.01\n", ":2:",
+		    "cannot understand" },
+		{ "node ipc://@/n0 @/d\nsplit-threshold 80%\n", ":2:",
+		    "cannot understand" },
+		{ "node ipc://@/n0 @/d\nsplit-threshold nan\n", ":2:",
+		    "cannot understand" },
+		{ "node ipc://@/n0 @/d\nsplit-threshold inf\n", ":2:",
+		    "cannot understand" },
+		{ "node ipc://@/n0 @/d\nsplit-threshold high\n", ":2:",
+		    "cannot understand" },
+		{ "node ipc://@/n0 @/d\nsplit-size-mb -1\n", ":2:",
+		    "cannot understand" },
+		{ "node ipc://@/n0 @/d\nsplit-size-mb 1e3\n", ":2:",
+		    "cannot understand" },
+		{ "node ipc://@/n0 @/d\nsplit-size-mb 10G\n", ":2:",
+		    "cannot understand" },
+		/* 2^30 MB + 1: past what fits in bytes with room to spare. */
+		{ "node ipc://@/n0 @/d\nsplit-size-mb 1073741825\n", ":2:",
+		    "cannot understand" },
+		{ "node ipc://@/n0 @/d\nsplit-bogus 1\n", ":2:",
+		    "cannot understand" },
+		{ "node ipc://@/n0 @/d\n--split-threshold 0.5\n", ":2:",
+		    "cannot understand" }, /* dashes are for command lines */
+	};
+	return cr_make_param_array(struct bad_file, cases,
+	    sizeof(cases) / sizeof(cases[0]));
+}
+
+ParameterizedTest(struct bad_file *b, config,
+    bad_split_setting_is_refused_by_line)
+{
+	char why[512];
+	kv_err rv = load(b->text, &C, why, sizeof(why));
+	cr_assert_eq(rv, KV_EINVAL, "%s: %s for\n%s", kv_err_name(rv), why,
+	    b->text);
+	cr_assert_not_null(strstr(why, b->needle1), "\"%s\" not in: %s",
+	    b->needle1, why);
+	cr_assert_not_null(strstr(why, b->needle2), "\"%s\" not in: %s",
+	    b->needle2, why);
+}
+
+/* config_split_option, as the nodes' command lines use it. */
+
+Test(config, split_option_takes_keys_with_and_without_dashes)
+{
+	config c;
+	memset(&c, 0, sizeof(c));
+	cr_assert_eq(config_split_option(&c, "split-after-seconds", "120"),
+	    KV_OK);
+	cr_assert_eq(c.split_after_s, 120);
+	cr_assert_eq(config_split_option(&c, "--split-threshold", "0.25"),
+	    KV_OK);
+	cr_assert_float_eq(c.split_threshold, 0.25, 1e-12);
+	cr_assert_eq(config_split_option(&c, "-split-size-mb", "3"), KV_OK);
+	cr_assert_eq(c.split_size_bytes, 3ULL << 20);
+	cr_assert_eq(config_split_option(&c, "--split-after-seconds", "0"),
+	    KV_OK);
+	cr_assert_eq(c.split_after_s, 0);
+}
+
+Test(config, split_option_refuses_other_keys)
+{
+	config c;
+	memset(&c, 0, sizeof(c));
+	cr_assert_eq(config_split_option(&c, "partitions", "4"), KV_EINVAL);
+	cr_assert_eq(config_split_option(&c, "--split", "4"), KV_EINVAL);
+	cr_assert_eq(config_split_option(&c, "split-after", "4"), KV_EINVAL);
+	cr_assert_eq(config_split_option(&c, "split-after-seconds-x", "4"),
+	    KV_EINVAL);
+	cr_assert_eq(config_split_option(&c, "", "4"), KV_EINVAL);
+	cr_assert_eq(config_split_option(&c, "--", "4"), KV_EINVAL);
+	cr_assert_eq(c.split_after_s, 0);
+	cr_assert_eq(c.split_size_bytes, 0);
+}
+
+struct split_bad {
+	char key[32];
+	char val[32];
+};
+
+ParameterizedTestParameters(config, split_option_refuses_bad_values)
+{
+	static struct split_bad cases[] = {
+		{ "split-after-seconds", "86401" },
+		{ "split-after-seconds", "" },
+		{ "split-after-seconds", "-5" },
+		{ "split-after-seconds", "+5" },
+		{ "split-after-seconds", " 5" },
+		{ "split-after-seconds", "5s" },
+		{ "split-after-seconds", "18446744073709551616" },
+		{ "--split-threshold", "0" },
+		{ "--split-threshold", "0.0" },
+		{ "--split-threshold", "-1" },
+		{ "--split-threshold", "1.0000001" },
+		{ "--split-threshold", "" },
+		{ "--split-threshold", "0.5x" },
+		{ "--split-threshold", "NaN" },
+		{ "--split-threshold", "-inf" },
+		{ "--split-size-mb", "1073741825" },
+		{ "--split-size-mb", "" },
+		{ "--split-size-mb", "-1" },
+		{ "--split-size-mb", "0.5" },
+	};
+	return cr_make_param_array(struct split_bad, cases,
+	    sizeof(cases) / sizeof(cases[0]));
+}
+
+ParameterizedTest(struct split_bad *b, config,
+    split_option_refuses_bad_values)
+{
+	config c;
+	memset(&c, 0, sizeof(c));
+	c.split_after_s = 7;
+	c.split_threshold = 0.7;
+	c.split_size_bytes = 7;
+	cr_assert_eq(config_split_option(&c, b->key, b->val), KV_EINVAL,
+	    "%s \"%s\"", b->key, b->val);
+	cr_assert_eq(c.split_after_s, 7, "a refusal changes nothing");
+	cr_assert_float_eq(c.split_threshold, 0.7, 1e-12);
+	cr_assert_eq(c.split_size_bytes, 7);
 }

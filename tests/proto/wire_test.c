@@ -4,7 +4,10 @@
  * hostile bytes (seeded random buffers, every truncation and byte flips of
  * valid messages, hand-made protobuf errors) give KV_PROTO (messages) or
  * KV_CORRUPT (stored catalog and table) and never a crash or a leak; a
- * response code outside kv_err is refused. Run it under ASan too.
+ * response code outside kv_err is refused; a split's cuts stop at
+ * RPC_MAX_CUTS, a response's blobs do not stop at RPC_MULTI_MAX, and
+ * key-record pairs (wire_pair_*) read back or are refused. Run it under
+ * ASan too.
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -693,4 +696,326 @@ ParameterizedTest(struct raw_case *c, wire, malformed_protobuf_is_refused)
 		    "%s, kind %d", c->why, k);
 		free(b);
 	}
+}
+
+/* ---- splits and moves: move_id, cuts, reason, blobs, pairs ---- */
+
+Test(wire, request_round_trips_move_id_cuts_and_reason)
+{
+	static const uint64_t cuts[RPC_MAX_CUTS] = { 0, 1, 300,
+		1ULL << 32, 0x8000000000000000ULL, UINT64_MAX - 1, UINT64_MAX,
+		7 };
+	rpc_request in = { .op = RPC_SPLIT, .part = 2, .epoch = 9,
+		.move_id = UINT64_MAX, .cuts = cuts, .n_cuts = RPC_MAX_CUTS,
+		.reason = RPC_REASON_HOT_ITEM }, out;
+	uint8_t *buf;
+	size_t len;
+
+	cr_assert_eq(wire_pack_request(&in, &buf, &len), KV_OK);
+	cr_assert_eq(wire_unpack_request(buf, len, &A, &out), KV_OK);
+	free(buf);
+	cr_assert_eq(out.op, RPC_SPLIT);
+	cr_assert_eq(out.move_id, UINT64_MAX);
+	cr_assert_eq(out.reason, RPC_REASON_HOT_ITEM);
+	cr_assert_eq(out.n_cuts, RPC_MAX_CUTS);
+	cr_assert_not_null(out.cuts);
+	cr_assert_neq(out.cuts, cuts, "copied, not borrowed");
+	cr_assert_arr_eq(out.cuts, cuts, sizeof(cuts));
+	wire_request_fini(&out);
+}
+
+Test(wire, request_round_trips_one_cut_and_each_reason)
+{
+	static const rpc_reason reasons[] = { RPC_REASON_OPERATOR,
+		RPC_REASON_HEAT, RPC_REASON_SIZE, RPC_REASON_REBALANCE,
+		RPC_REASON_HOT_ITEM };
+	const uint64_t cut = 0x123456789abcdef0ULL;
+
+	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++) {
+		rpc_request in = { .op = RPC_SPLIT_ASK, .cuts = &cut,
+			.n_cuts = 1, .reason = reasons[i],
+			.move_id = (uint64_t) i }, out;
+		uint8_t *buf;
+		size_t len;
+		cr_assert_eq(wire_pack_request(&in, &buf, &len), KV_OK);
+		cr_assert_eq(wire_unpack_request(buf, len, &A, &out), KV_OK);
+		free(buf);
+		cr_assert_eq(out.reason, reasons[i]);
+		cr_assert_eq(out.move_id, i);
+		cr_assert_eq(out.n_cuts, 1);
+		cr_assert_eq(out.cuts[0], cut);
+	}
+}
+
+Test(wire, request_without_cuts_has_none)
+{
+	rpc_request in = { .op = RPC_SPLIT, .part = 1 }, out;
+	uint8_t *buf;
+	size_t len;
+
+	cr_assert_eq(wire_pack_request(&in, &buf, &len), KV_OK);
+	cr_assert_eq(wire_unpack_request(buf, len, &A, &out), KV_OK);
+	free(buf);
+	cr_assert_eq(out.n_cuts, 0);
+	cr_assert_null(out.cuts);
+	cr_assert_eq(out.move_id, 0);
+	cr_assert_eq(out.reason, RPC_REASON_OPERATOR);
+}
+
+/* A request of n cuts, packed, in a buffer 3 bytes longer than *len. */
+static uint8_t *
+packed_cuts(size_t n, size_t *len)
+{
+	uint64_t cuts[RPC_MAX_CUTS];
+	cr_assert_leq(n, RPC_MAX_CUTS);
+	for (size_t i = 0; i < n; i++)
+		cuts[i] = 1000 * (i + 1);
+	rpc_request in = { .op = RPC_SPLIT, .cuts = cuts, .n_cuts = n };
+	uint8_t *buf;
+	cr_assert_eq(wire_pack_request(&in, &buf, len), KV_OK);
+	uint8_t *b = malloc(*len + 3);
+	memcpy(b, buf, *len);
+	free(buf);
+	/* One more cut, 5, as a field of its own (24, varint). */
+	b[*len] = 0xc0;
+	b[*len + 1] = 0x01;
+	b[*len + 2] = 0x05;
+	return b;
+}
+
+/*
+ * Protobuf merges a repeated field that occurs twice, so one more cut
+ * appended as its own field makes n + 1, as a sender that ignores the
+ * limit could send: RPC_MAX_CUTS is taken, one more is refused.
+ */
+Test(wire, request_with_one_cut_too_many_is_proto)
+{
+	size_t len;
+	rpc_request out;
+	uint8_t *b = packed_cuts(RPC_MAX_CUTS - 1, &len);
+
+	cr_assert_eq(wire_unpack_request(b, len + 3, &A, &out), KV_OK);
+	cr_assert_eq(out.n_cuts, RPC_MAX_CUTS);
+	cr_assert_eq(out.cuts[RPC_MAX_CUTS - 1], 5, "the appended cut");
+	free(b);
+	b = packed_cuts(RPC_MAX_CUTS, &len);
+	cr_assert_eq(wire_unpack_request(b, len, &A, &out), KV_OK);
+	cr_assert_eq(wire_unpack_request(b, len + 3, &A, &out), KV_PROTO);
+	cr_assert_null(out.table);
+	free(b);
+}
+
+/* The same limit on cuts written packed, by hand: field 24, type 2. */
+Test(wire, request_with_packed_cuts_past_the_limit_is_proto)
+{
+	uint8_t b[4 + RPC_MAX_CUTS + 1];
+	rpc_request out;
+
+	b[0] = 0x08; /* op */
+	b[1] = RPC_SPLIT;
+	b[2] = 0xc2; /* cuts, length-delimited */
+	b[3] = 0x01;
+	for (int n = RPC_MAX_CUTS; n <= RPC_MAX_CUTS + 1; n++) {
+		uint8_t m[sizeof(b) + 1];
+		memcpy(m, b, 4);
+		m[4] = (uint8_t) n;
+		for (int i = 0; i < n; i++)
+			m[5 + i] = (uint8_t) (i + 1);
+		kv_err rv = wire_unpack_request(m, 5 + (size_t) n, &A, &out);
+		if (n <= RPC_MAX_CUTS) {
+			cr_assert_eq(rv, KV_OK, "%d cuts", n);
+			cr_assert_eq(out.n_cuts, (size_t) n);
+			cr_assert_eq(out.cuts[n - 1], (uint64_t) n);
+		} else {
+			cr_assert_eq(rv, KV_PROTO, "%d cuts", n);
+		}
+	}
+}
+
+/* n opaque blobs (or subs) of 1..n bytes, in the arena. */
+static const uint8_t **
+blobs_of(size_t n, size_t **lens)
+{
+	const uint8_t **p = arena_alloc(&A, n * sizeof(*p));
+	*lens = arena_alloc(&A, n * sizeof(**lens));
+	for (size_t i = 0; i < n; i++) {
+		uint8_t *b = arena_alloc(&A, i + 1);
+		memset(b, (int) (i & 0xff), i + 1);
+		p[i] = b;
+		(*lens)[i] = i + 1;
+	}
+	return p;
+}
+
+static void
+expect_blobs(const uint8_t *const *p, const size_t *lens, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_eq(lens[i], i + 1, "blob %zu", i);
+		for (size_t j = 0; j <= i; j++)
+			cr_assert_eq(p[i][j], (uint8_t) (i & 0xff),
+			    "blob %zu byte %zu", i, j);
+	}
+}
+
+Test(wire, response_round_trips_blobs)
+{
+	size_t *lens;
+	const uint8_t **blobs = blobs_of(3, &lens);
+	rpc_response in = { .code = KV_OK, .blobs = blobs, .blob_lens = lens,
+		.n_blobs = 3 }, out;
+	uint8_t *buf;
+	size_t len;
+
+	cr_assert_eq(wire_pack_response(&in, &buf, &len), KV_OK);
+	cr_assert_eq(wire_unpack_response(buf, len, &A, &out), KV_OK);
+	free(buf);
+	cr_assert_eq(out.n_blobs, 3);
+	cr_assert_neq(out.blobs, blobs);
+	expect_blobs(out.blobs, out.blob_lens, 3);
+	cr_assert_eq(out.n_subs, 0);
+	wire_response_fini(&out);
+}
+
+/* A MOVE_PULL answer may carry any number of pairs; a MULTI's subs not. */
+Test(wire, response_takes_more_than_a_multi_of_blobs)
+{
+	size_t n = 3 * RPC_MULTI_MAX + 7, *lens;
+	const uint8_t **blobs = blobs_of(n, &lens);
+	rpc_response in = { .code = KV_OK, .blobs = blobs, .blob_lens = lens,
+		.n_blobs = n }, out;
+	uint8_t *buf;
+	size_t len;
+
+	cr_assert_eq(wire_pack_response(&in, &buf, &len), KV_OK);
+	cr_assert_eq(wire_unpack_response(buf, len, &A, &out), KV_OK);
+	free(buf);
+	cr_assert_eq(out.n_blobs, n);
+	expect_blobs(out.blobs, out.blob_lens, n);
+}
+
+Test(wire, response_with_more_subs_than_a_multi_is_proto)
+{
+	size_t *lens;
+	const uint8_t **subs = blobs_of(RPC_MULTI_MAX + 1, &lens);
+	rpc_response in = { .code = KV_OK, .subs = subs, .sub_lens = lens },
+	    out;
+	uint8_t *buf;
+	size_t len;
+
+	in.n_subs = RPC_MULTI_MAX;
+	cr_assert_eq(wire_pack_response(&in, &buf, &len), KV_OK);
+	cr_assert_eq(wire_unpack_response(buf, len, &A, &out), KV_OK);
+	free(buf);
+	cr_assert_eq(out.n_subs, RPC_MULTI_MAX);
+	in.n_subs = RPC_MULTI_MAX + 1;
+	cr_assert_eq(wire_pack_response(&in, &buf, &len), KV_OK);
+	cr_assert_eq(wire_unpack_response(buf, len, &A, &out), KV_PROTO);
+	free(buf);
+}
+
+Test(wire, pair_round_trips)
+{
+	static const uint8_t rec[] = { 9, 0, 0xff, 1 };
+	size_t len, kl, vl;
+	const uint8_t *k, *v;
+	uint8_t *b = wire_pair_make(&A, KEY, sizeof(KEY), rec, sizeof(rec),
+	    &len);
+
+	cr_assert_not_null(b);
+	cr_assert_eq(len, 4 + sizeof(KEY) + sizeof(rec));
+	cr_assert_eq(b[0], sizeof(KEY), "key length, little-endian");
+	cr_assert_eq(b[1] | b[2] | b[3], 0);
+	cr_assert(wire_pair_read(b, len, &k, &kl, &v, &vl));
+	cr_assert_eq(kl, sizeof(KEY));
+	cr_assert_arr_eq(k, KEY, sizeof(KEY));
+	cr_assert_eq(vl, sizeof(rec));
+	cr_assert_arr_eq(v, rec, sizeof(rec));
+}
+
+Test(wire, pair_with_an_empty_record_means_deleted)
+{
+	size_t len, kl, vl = 99;
+	const uint8_t *k, *v;
+	uint8_t *b = wire_pair_make(&A, KEY, sizeof(KEY), NULL, 0, &len);
+
+	cr_assert_not_null(b);
+	cr_assert_eq(len, 4 + sizeof(KEY));
+	cr_assert(wire_pair_read(b, len, &k, &kl, &v, &vl));
+	cr_assert_eq(kl, sizeof(KEY));
+	cr_assert_arr_eq(k, KEY, sizeof(KEY));
+	cr_assert_eq(vl, 0);
+}
+
+Test(wire, pair_key_length_past_one_byte)
+{
+	uint8_t key[300];
+	size_t len, kl, vl;
+	const uint8_t *k, *v;
+	memset(key, 0xab, sizeof(key));
+	uint8_t *b = wire_pair_make(&A, key, sizeof(key), ITEM, sizeof(ITEM),
+	    &len);
+
+	cr_assert_eq(b[0], 300 & 0xff);
+	cr_assert_eq(b[1], 300 >> 8);
+	cr_assert(wire_pair_read(b, len, &k, &kl, &v, &vl));
+	cr_assert_eq(kl, 300);
+	cr_assert_arr_eq(v, ITEM, sizeof(ITEM));
+}
+
+Test(wire, malformed_pair_is_refused)
+{
+	static const uint8_t shorter_than_a_length[] = { 3, 0, 0 };
+	static const uint8_t key_past_the_end[] = { 5, 0, 0, 0, 'a', 'b' };
+	static const uint8_t key_one_past_the_end[] = { 3, 0, 0, 0, 'a',
+		'b' };
+	static const uint8_t huge_key[] = { 0xff, 0xff, 0xff, 0xff, 'a' };
+	static const uint8_t key_exactly_to_the_end[] = { 2, 0, 0, 0, 'a',
+		'b' };
+	size_t kl, vl;
+	const uint8_t *k, *v;
+
+	cr_assert_not(wire_pair_read(shorter_than_a_length, 0, &k, &kl, &v,
+	    &vl));
+	cr_assert_not(wire_pair_read(shorter_than_a_length,
+	    sizeof(shorter_than_a_length), &k, &kl, &v, &vl));
+	cr_assert_not(wire_pair_read(key_past_the_end,
+	    sizeof(key_past_the_end), &k, &kl, &v, &vl));
+	cr_assert_not(wire_pair_read(key_one_past_the_end,
+	    sizeof(key_one_past_the_end), &k, &kl, &v, &vl));
+	cr_assert_not(wire_pair_read(huge_key, sizeof(huge_key), &k, &kl, &v,
+	    &vl));
+	/* The boundary: a key to the last byte and no record is fine. */
+	cr_assert(wire_pair_read(key_exactly_to_the_end,
+	    sizeof(key_exactly_to_the_end), &k, &kl, &v, &vl));
+	cr_assert_eq(kl, 2);
+	cr_assert_eq(vl, 0);
+}
+
+/* Pairs travel as a response's blobs and read back after unpacking. */
+Test(wire, pairs_survive_a_response)
+{
+	size_t lens[2], len, kl, vl;
+	const uint8_t *blobs[2], *k, *v;
+	rpc_response out;
+	uint8_t *buf;
+
+	blobs[0] = wire_pair_make(&A, KEY, sizeof(KEY), ITEM, sizeof(ITEM),
+	    &lens[0]);
+	blobs[1] = wire_pair_make(&A, KEY, 12, NULL, 0, &lens[1]);
+	rpc_response in = { .code = KV_OK, .blobs = blobs, .blob_lens = lens,
+		.n_blobs = 2 };
+	cr_assert_eq(wire_pack_response(&in, &buf, &len), KV_OK);
+	cr_assert_eq(wire_unpack_response(buf, len, &A, &out), KV_OK);
+	free(buf);
+	cr_assert_eq(out.n_blobs, 2);
+	cr_assert(wire_pair_read(out.blobs[0], out.blob_lens[0], &k, &kl, &v,
+	    &vl));
+	cr_assert_arr_eq(k, KEY, sizeof(KEY));
+	cr_assert_eq(vl, sizeof(ITEM));
+	cr_assert_arr_eq(v, ITEM, sizeof(ITEM));
+	cr_assert(wire_pair_read(out.blobs[1], out.blob_lens[1], &k, &kl, &v,
+	    &vl));
+	cr_assert_eq(kl, 12);
+	cr_assert_eq(vl, 0, "the deletion survives");
 }

@@ -108,9 +108,10 @@ status(config *cfg, rpc_client **nodes, members *mb)
 	for (size_t i = 0; i < cfg->n_nodes; i++) {
 		const survey_result *r = &res[i];
 		bool up = r->outcome == SURVEY_ANSWERED;
+		/* A standby node not started yet is no failure. */
 		printf("  %zu  %-32s %-8s %s%s", i, cfg->nodes[i].url,
-		    up ? "up" : "DOWN", cfg->nodes[i].data,
-		    i == 0 ? "  (catalog)" : "");
+		    up ? "up" : cfg->nodes[i].standby ? "standby" : "DOWN",
+		    cfg->nodes[i].data, i == 0 ? "  (catalog)" : "");
 		if (up)
 			printf("  catalog=%llu pid=%lld up=%s\n",
 			    (unsigned long long) r->m.catalog_version,
@@ -556,8 +557,8 @@ main(int argc, char **argv)
 		    "bump-epoch TABLE PART | feed-lag [--since V] [--raw] | "
 		    "feed-fault drop N | feed-fault disconnect MS | "
 		    "partition split TABLE PART [--at HASH]... | "
-		    "partition move TABLE PART NODE | hot-keys TABLE "
-		    "[--json]\n");
+		    "partition move TABLE PART NODE | node add|drain N | "
+		    "hot-keys TABLE [--json]\n");
 		return 2;
 	}
 	if (config_load(argv[2], &cfg, why, sizeof(why)) != KV_OK) {
@@ -617,6 +618,8 @@ main(int argc, char **argv)
 	else if (strcmp(argv[3], "partition") == 0 && argc >= 5 &&
 	    strcmp(argv[4], "move") == 0)
 		rc = admin_move(nodes[0], argc - 5, argv + 5);
+	else if (strcmp(argv[3], "node") == 0)
+		rc = admin_node(nodes[0], argc - 4, argv + 4);
 	else if (strcmp(argv[3], "hot-keys") == 0 && (argc == 5 ||
 	    (argc == 6 && strcmp(argv[5], "--json") == 0)))
 		rc = admin_hot_keys(&cfg, nodes, argv[4], argc == 6);

@@ -52,6 +52,7 @@ double rate(uint64_t now, uint64_t before, double dt);
 int admin_split(rpc_client *catalog_node, int argc, char **argv);
 int admin_move(rpc_client *catalog_node, int argc, char **argv);
 int admin_events(rpc_client *catalog_node);
+int admin_node(rpc_client *catalog_node, int argc, char **argv);
 int admin_hot_keys(const config *cfg, rpc_client **nodes, const char *name,
     bool as_json);
 int admin_status_json(const config *cfg, rpc_client **nodes, members *mb);

@@ -19,6 +19,13 @@
  *   status --events                             recent splits and moves,
  *                                               one JSON document a line
  *   status --json                               the whole cluster map
+ *   node add N | node drain N                   node N takes partitions
+ *                                               (a standby node of the
+ *                                               cluster file, or one
+ *                                               drained) and partitions
+ *                                               move onto it until the
+ *                                               nodes are even; or every
+ *                                               partition moves off it
  *   hot-keys TABLE [--json]                     each partition's top keys
  *                                               by consumed units and by
  *                                               throttled requests
@@ -59,6 +66,27 @@ parse_hash(const char *s, uint64_t *out)
 	return *end == '\0';
 }
 
+/*
+ * One call to the catalog node: KV_OK, or the error after saying on
+ * stderr "kv-admin: WHAT failed: ERR: message".
+ */
+static kv_err
+ask(rpc_client *cat, const rpc_request *req, int timeout_ms, const char *what,
+    arena *a, rpc_response *resp)
+{
+	memset(resp, 0, sizeof(*resp));
+	kv_err rv = rpc_call(cat, req, a, resp, timeout_ms);
+	bool answered = rv == KV_OK;
+	if (rv == KV_OK)
+		rv = resp->code;
+	if (rv != KV_OK)
+		fprintf(stderr, "kv-admin: %s failed: %s%s%s\n", what,
+		    kv_err_name(rv), answered && resp->message != NULL ?
+		    ": " : "", answered && resp->message != NULL ?
+		    resp->message : "");
+	return rv;
+}
+
 static void
 print_parts(const table *t)
 {
@@ -91,16 +119,9 @@ admin_split(rpc_client *cat, int argc, char **argv)
 	arena a;
 	rpc_response resp;
 	arena_init(&a);
-	kv_err rv = rpc_call(cat, &req, &a, &resp, TIMEOUT_MS);
-	if (rv == KV_OK)
-		rv = resp.code;
+	kv_err rv = ask(cat, &req, TIMEOUT_MS, "split", &a, &resp);
 	if (rv == KV_OK && resp.table != NULL)
 		print_parts(resp.table);
-	else
-		fprintf(stderr, "kv-admin: split refused: %s%s%s\n",
-		    kv_err_name(rv), rv == resp.code && resp.message != NULL ?
-		    ": " : "", rv == resp.code && resp.message != NULL ?
-		    resp.message : "");
 	wire_response_fini(&resp);
 	arena_fini(&a);
 	return rv == KV_OK ? 0 : 1;
@@ -141,18 +162,11 @@ admin_move(rpc_client *cat, int argc, char **argv)
 	arena a;
 	rpc_response resp;
 	arena_init(&a);
-	kv_err rv = rpc_call(cat, &req, &a, &resp, MOVE_TIMEOUT_MS);
-	if (rv == KV_OK)
-		rv = resp.code;
+	kv_err rv = ask(cat, &req, MOVE_TIMEOUT_MS, "move", &a, &resp);
 	if (rv == KV_OK)
 		printf("%s partition %u: on node %u (%s)\n", req.table_name,
 		    req.part, req.node, resp.message != NULL ? resp.message :
 		    "moved");
-	else
-		fprintf(stderr, "kv-admin: move failed: %s%s%s\n",
-		    kv_err_name(rv), rv == resp.code && resp.message != NULL ?
-		    ": " : "", rv == resp.code && resp.message != NULL ?
-		    resp.message : "");
 	wire_response_fini(&resp);
 	arena_fini(&a);
 	return rv == KV_OK ? 0 : 1;
@@ -164,21 +178,39 @@ usage:
 }
 
 int
+admin_node(rpc_client *cat, int argc, char **argv)
+{
+	rpc_request req = { .op = RPC_NODE };
+	if (argc != 2 || !parse_u32(argv[1], &req.node) ||
+	    (strcmp(argv[0], "add") != 0 && strcmp(argv[0], "drain") != 0)) {
+		fprintf(stderr, "kv-admin: node add N | node drain N\n");
+		return 2;
+	}
+	req.limit = strcmp(argv[0], "add") == 0 ? RPC_NODE_ADD :
+	    RPC_NODE_DRAIN;
+	arena a;
+	rpc_response resp;
+	arena_init(&a);
+	kv_err rv = ask(cat, &req, MOVE_TIMEOUT_MS, argv[0], &a, &resp);
+	if (rv == KV_OK)
+		printf("node %u: %s\n", req.node, resp.message != NULL ?
+		    resp.message : "done");
+	wire_response_fini(&resp);
+	arena_fini(&a);
+	return rv == KV_OK ? 0 : 1;
+}
+
+int
 admin_events(rpc_client *cat)
 {
 	arena a;
 	rpc_request req = { .op = RPC_EVENTS };
 	rpc_response resp;
 	arena_init(&a);
-	kv_err rv = rpc_call(cat, &req, &a, &resp, TIMEOUT_MS);
-	if (rv == KV_OK)
-		rv = resp.code;
-	if (rv == KV_OK)
-		for (size_t i = 0; i < resp.n_blobs; i++)
-			printf("%.*s\n", (int) resp.blob_lens[i],
-			    (const char *) resp.blobs[i]);
-	else
-		fprintf(stderr, "kv-admin: no events: %s\n", kv_err_name(rv));
+	kv_err rv = ask(cat, &req, TIMEOUT_MS, "events", &a, &resp);
+	for (size_t i = 0; rv == KV_OK && i < resp.n_blobs; i++)
+		printf("%.*s\n", (int) resp.blob_lens[i],
+		    (const char *) resp.blobs[i]);
 	wire_response_fini(&resp);
 	arena_fini(&a);
 	return rv == KV_OK ? 0 : 1;

@@ -306,8 +306,10 @@ config_load(const char *path, config *c, char *why, size_t whylen)
 		    b == NULL) {
 			if (config_split_option(c, key, a) != KV_OK)
 				goto bad;
-		} else if (strcmp(key, "node") == 0 && b != NULL &&
-		    (extra2 == NULL || next_word(&p) == NULL)) {
+		} else if (strcmp(key, "node") == 0 && b != NULL) {
+			char *extra3 = extra2 != NULL ? next_word(&p) : NULL;
+			if (extra3 != NULL && next_word(&p) != NULL)
+				goto bad;
 			if (c->n_nodes == CONFIG_MAX_NODES)
 				goto bad;
 			config_node *nd = &c->nodes[c->n_nodes];
@@ -318,11 +320,15 @@ config_load(const char *path, config *c, char *why, size_t whylen)
 			strcpy(nd->data, b);
 			if (default_bus(a, nd->bus, sizeof(nd->bus)) != KV_OK)
 				goto bad;
-			char *opt[2] = { extra, extra2 };
+			char *opt[3] = { extra, extra2, extra3 };
 			bool had_metrics = false, had_bus = false;
-			for (int k = 0; k < 2 && opt[k] != NULL; k++) {
-				if (bus_word(opt[k], nd->bus, sizeof(nd->bus),
-				    &bad)) {
+			nd->standby = false;
+			for (int k = 0; k < 3 && opt[k] != NULL; k++) {
+				if (strcmp(opt[k], "standby") == 0) {
+					bad |= nd->standby;
+					nd->standby = true;
+				} else if (bus_word(opt[k], nd->bus,
+				    sizeof(nd->bus), &bad)) {
 					bad |= had_bus;
 					had_bus = true;
 				} else if (had_metrics || host_port(opt[k],

@@ -13,10 +13,13 @@
  *   split-size-mb 10240               a partition above this size splits
  *                                     at its median (0: never)
  *   node  ipc://.kv/run/node0.ipc  .kv/data/node0  [127.0.0.1:9100]
- *         [bus=URL]                   (URL of its request server, data
+ *         [bus=URL] [standby]         (URL of its request server, data
  *                                     folder, and optionally where it
  *                                     serves GET /metrics and the base of
- *                                     its nng addresses, see below)
+ *                                     its nng addresses, see below; a
+ *                                     standby node takes no partition
+ *                                     until it is added to the running
+ *                                     cluster: ./kv node add N)
  *   router 127.0.0.1:8000 [bus=URL]   (HTTP listen address, and where it
  *                                     answers surveys)
  *
@@ -40,6 +43,7 @@
 #ifndef KV_CONFIG_H
 #define KV_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,6 +58,7 @@ typedef struct config_node {
 	char metrics_host[128]; /* "" when the node serves no /metrics */
 	int metrics_port;
 	char bus[256];          /* base of its nng addresses */
+	bool standby;           /* takes partitions only once added */
 } config_node;
 
 typedef struct config_router {

@@ -63,6 +63,21 @@ stale_locked(node *n, uint32_t table_id, uint64_t version)
 	return false;
 }
 
+/* Adds to b the deletion of hashes [lo, last] of table_id (keys in a). */
+static kv_err
+delete_hashes(uint32_t table_id, uint64_t lo, uint64_t last, arena *a,
+    store_batch *b)
+{
+	uint8_t *klo = arena_alloc(a, KEYENC_PREFIX);
+	uint8_t *khi = arena_alloc(a, KEYENC_PREFIX);
+	size_t hil;
+	if (klo == NULL || khi == NULL)
+		return KV_ENOMEM;
+	part_range_keys(table_id, lo, last, klo, khi, &hil);
+	return store_batch_add(b, STORE_DELETE_RANGE, klo, KEYENC_PREFIX, khi,
+	    hil);
+}
+
 /*
  * Adds to b the deletion of every hash of dropped partition d that none
  * of mine[0..n_mine) (sorted by lo) covers: its items moved away.
@@ -72,46 +87,21 @@ delete_uncovered(const part *d, const partition *const *mine, size_t n_mine,
     arena *a, store_batch *b)
 {
 	uint64_t cur = d->lo;
-	bool done = false;
-	for (size_t i = 0; i <= n_mine && !done; i++) {
-		uint64_t to; /* delete [cur, to] */
-		if (i < n_mine) {
-			const partition *tp = mine[i];
-			if (tp->last < cur || tp->lo > d->last)
-				continue;
-			if (tp->lo <= cur) {
-				if (tp->last >= d->last)
-					return KV_OK;
-				cur = tp->last + 1;
-				continue;
-			}
-			to = tp->lo - 1;
-			uint8_t *klo = arena_alloc(a, KEYENC_PREFIX);
-			uint8_t *khi = arena_alloc(a, KEYENC_PREFIX);
-			size_t hil;
-			if (klo == NULL || khi == NULL)
-				return KV_ENOMEM;
-			part_range_keys(d->table_id, cur, to, klo, khi, &hil);
-			kv_err rv = store_batch_add(b, STORE_DELETE_RANGE, klo,
-			    KEYENC_PREFIX, khi, hil);
+	for (size_t i = 0; i < n_mine; i++) {
+		const partition *tp = mine[i];
+		if (tp->last < cur || tp->lo > d->last)
+			continue;
+		if (tp->lo > cur) {
+			kv_err rv = delete_hashes(d->table_id, cur, tp->lo - 1,
+			    a, b);
 			if (rv != KV_OK)
 				return rv;
-			if (tp->last >= d->last)
-				return KV_OK;
-			cur = tp->last + 1;
-			continue;
 		}
-		to = d->last;
-		uint8_t *klo = arena_alloc(a, KEYENC_PREFIX);
-		uint8_t *khi = arena_alloc(a, KEYENC_PREFIX);
-		size_t hil;
-		if (klo == NULL || khi == NULL)
-			return KV_ENOMEM;
-		part_range_keys(d->table_id, cur, to, klo, khi, &hil);
-		return store_batch_add(b, STORE_DELETE_RANGE, klo,
-		    KEYENC_PREFIX, khi, hil);
+		if (tp->last >= d->last)
+			return KV_OK;
+		cur = tp->last + 1;
 	}
-	return KV_OK;
+	return delete_hashes(d->table_id, cur, d->last, a, b);
 }
 
 void

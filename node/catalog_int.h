@@ -54,6 +54,18 @@ struct catalog_state {
 	size_t n_prev;
 	int64_t prev_ms;
 	uint64_t lent_rounds; /* under mu: rounds that lent anything */
+	/*
+	 * Which nodes take partitions (under mu, durable under NODES_KEY):
+	 * a standby node of the cluster file once added, any node unless
+	 * drained (catalog_node_eligible).
+	 */
+	uint64_t added_nodes, drained_nodes;
+	/* Pieces of heat splits to place on the least loaded node (under
+	 * mu), for the mover thread. */
+	struct { uint32_t table_id, part; } place[64];
+	size_t n_place;
+	pthread_t mover;
+	bool mover_started;
 };
 
 struct borrow_prev {
@@ -87,6 +99,17 @@ table *catalog_find_mut(catalog *c, const char *name);
 kv_err catalog_copy_out(const table *t, rpc_response *resp);
 
 int64_t catalog_now_ms(void);
+
+/* Whether node i takes new partitions. Needs mu. */
+bool catalog_node_eligible(node *n, uint32_t i);
+
+/* Writes added_nodes and drained_nodes durably. Needs mu. */
+kv_err catalog_nodes_save_locked(node *n);
+
+/* reshape.c: starts and stops the mover thread (placement after heat
+ * splits). */
+kv_err reshape_start(node *n);
+void reshape_stop(node *n);
 
 /* reshape.c: finishes or undoes a move cut short by a restart. */
 void reshape_recover(node *n);

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "catalog_int.h"
 #include "cluster.h"
 #include "feed.h"
@@ -32,6 +33,52 @@
 
 #define CATALOG_KEY_LEN 5
 static const uint8_t catalog_key[CATALOG_KEY_LEN] = { 0, 0, 0, 0, 'C' };
+/* The added and drained nodes: two little-endian 64-bit masks. */
+static const uint8_t nodes_key[CATALOG_KEY_LEN] = { 0, 0, 0, 0, 'N' };
+
+bool
+catalog_node_eligible(node *n, uint32_t i)
+{
+	if (i >= n->cfg.n_nodes || i >= 64)
+		return false;
+	uint64_t bit = 1ull << i;
+	return !(n->cat->drained_nodes & bit) &&
+	    (!n->cfg.nodes[i].standby || (n->cat->added_nodes & bit));
+}
+
+kv_err
+catalog_nodes_save_locked(node *n)
+{
+	uint8_t v[16];
+	store_batch b;
+	bytes_put_le64(v, n->cat->added_nodes);
+	bytes_put_le64(v + 8, n->cat->drained_nodes);
+	store_batch_init(&b);
+	kv_err rv = store_batch_add(&b, STORE_PUT, nodes_key, CATALOG_KEY_LEN,
+	    v, sizeof(v));
+	if (rv == KV_OK)
+		rv = store_write(n->st, &b);
+	store_batch_fini(&b);
+	return rv;
+}
+
+/*
+ * Places t's partitions round-robin on the nodes that take partitions,
+ * starting at the table's id. KV_UNAVAILABLE when none does. Needs mu.
+ */
+static kv_err
+place_locked(node *n, table *t)
+{
+	uint32_t el[CONFIG_MAX_NODES], k = 0;
+	for (uint32_t i = 0; i < n->cfg.n_nodes; i++)
+		if (catalog_node_eligible(n, i))
+			el[k++] = i;
+	if (k == 0)
+		return KV_UNAVAILABLE;
+	for (size_t i = 0; i < t->n_parts; i++)
+		t->parts[i].node = el[(t->id + i) % k];
+	return KV_OK;
+}
 
 kv_err
 catalog_publish_locked(node *n, catalog *c, const store_op *extra)
@@ -207,7 +254,8 @@ catalog_node_create(node *n, const rpc_request *req, arena *a,
 	if (t->uuid == NULL ||
 	    (resp->code = table_split_even(t, n->cfg.partitions,
 	    t->id % (uint32_t) n->cfg.n_nodes,
-	    (uint32_t) n->cfg.n_nodes)) != KV_OK)
+	    (uint32_t) n->cfg.n_nodes)) != KV_OK ||
+	    (resp->code = place_locked(n, t)) != KV_OK)
 		goto out;
 	if ((resp->code = catalog_copy_out(t, resp)) != KV_OK)
 		goto out;
@@ -633,6 +681,13 @@ catalog_node_open(node *n)
 			cs->cat->next_table_id = 1;
 	}
 	free(buf);
+	buf = NULL;
+	if (rv == KV_OK && (rv = store_get(n->st, nodes_key, CATALOG_KEY_LEN,
+	    &buf, &len, &found)) == KV_OK && found && len == 16) {
+		cs->added_nodes = bytes_get_le64(buf);
+		cs->drained_nodes = bytes_get_le64(buf + 8);
+	}
+	free(buf);
 	if (rv != KV_OK) {
 		catalog_free(cs->cat);
 		free(cs);
@@ -648,7 +703,15 @@ catalog_node_open(node *n)
 		return rv;
 	}
 	n->cat = cs;
+	if (reshape_start(n) != KV_OK) {
+		n->cat = NULL;
+		feed_pub_close(cs->pub);
+		catalog_free(cs->cat);
+		free(cs);
+		return KV_ENOMEM;
+	}
 	if (pthread_create(&cs->worker, NULL, worker, n) != 0) {
+		reshape_stop(n);
 		n->cat = NULL;
 		feed_pub_close(cs->pub);
 		catalog_free(cs->cat);
@@ -669,6 +732,7 @@ catalog_node_close(node *n)
 	pthread_cond_broadcast(&cs->cv);
 	pthread_mutex_unlock(&cs->mu);
 	pthread_join(cs->worker, NULL);
+	reshape_stop(n);
 	feed_pub_close(cs->pub);
 	catalog_free(cs->cat);
 	free(cs->resend);

@@ -70,6 +70,8 @@ void reshape_move(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);
 void reshape_events(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);
+void reshape_node(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
 #include <stdio.h>
 void reshape_write_metrics(node *n, FILE *f);
 

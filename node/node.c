@@ -66,6 +66,7 @@ node_dispatch_run(node *n, const rpc_request *req, arena *a,
 	case RPC_SPLIT:
 	case RPC_SPLIT_ASK: fn = reshape_split; break;
 	case RPC_MOVE: fn = reshape_move; break;
+	case RPC_NODE: fn = reshape_node; break;
 	case RPC_EVENTS: fn = reshape_events; break;
 	case RPC_HOT_KEYS: fn = hot_keys_serve; break;
 	case RPC_BORROW: fn = borrow_serve; break;

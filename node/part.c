@@ -4,6 +4,7 @@
  */
 #include "part.h"
 
+#include "bytes.h"
 #include "keyenc.h"
 #include "node.h"
 
@@ -24,36 +25,6 @@ get_be32(const uint8_t *p)
 {
 	return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 |
 	    (uint32_t) p[2] << 8 | p[3];
-}
-
-static void
-put_le32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t) (v >> (8 * i));
-}
-
-static uint32_t
-get_le32(const uint8_t *p)
-{
-	return (uint32_t) p[0] | (uint32_t) p[1] << 8 |
-	    (uint32_t) p[2] << 16 | (uint32_t) p[3] << 24;
-}
-
-static void
-put_le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t) (v >> (8 * i));
-}
-
-static uint64_t
-get_le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t) p[i] << (8 * i);
-	return v;
 }
 
 void
@@ -99,14 +70,14 @@ void
 part_meta_value(const part *p, uint64_t items, uint64_t bytes,
     uint8_t val[PART_META_VAL_LEN])
 {
-	put_le64(val, p->lo);
-	put_le64(val + 8, p->last);
-	put_le64(val + 16, p->epoch);
-	put_le64(val + 24, items);
-	put_le64(val + 32, bytes);
-	put_le64(val + 40, p->prov_rcu);
-	put_le64(val + 48, p->prov_wcu);
-	put_le32(val + 56, p->table_parts);
+	bytes_put_le64(val, p->lo);
+	bytes_put_le64(val + 8, p->last);
+	bytes_put_le64(val + 16, p->epoch);
+	bytes_put_le64(val + 24, items);
+	bytes_put_le64(val + 32, bytes);
+	bytes_put_le64(val + 40, p->prov_rcu);
+	bytes_put_le64(val + 48, p->prov_wcu);
+	bytes_put_le32(val + 56, p->table_parts);
 }
 
 part *
@@ -200,15 +171,15 @@ load_one(void *arg, const uint8_t *k, size_t kl, const uint8_t *v, size_t vl)
 		return false;
 	}
 	c->rv = part_map_add_locked(c->m, get_be32(k + 5), get_be32(k + 9),
-	    get_le64(v), get_le64(v + 8), get_le64(v + 16), &p);
+	    bytes_get_le64(v), bytes_get_le64(v + 8), bytes_get_le64(v + 16), &p);
 	if (c->rv != KV_OK)
 		return false;
-	p->items = get_le64(v + 24);
-	p->bytes = get_le64(v + 32);
+	p->items = bytes_get_le64(v + 24);
+	p->bytes = bytes_get_le64(v + 32);
 	if (vl == PART_META_VAL_LEN) {
-		p->prov_rcu = get_le64(v + 40);
-		p->prov_wcu = get_le64(v + 48);
-		p->table_parts = get_le32(v + 56);
+		p->prov_rcu = bytes_get_le64(v + 40);
+		p->prov_wcu = bytes_get_le64(v + 48);
+		p->table_parts = bytes_get_le32(v + 56);
 	}
 	return true;
 }

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bytes.h"
 #include "catalog_int.h"
 #include "catalog_node.h"
 #include "cluster.h"
@@ -120,23 +121,23 @@ reshape_write_metrics(node *n, FILE *f)
 	if (cs == NULL)
 		return;
 	pthread_mutex_lock(&cs->mu);
-	fprintf(f, "# HELP kv_partition_splits_total Partitions split, by "
-	    "reason.\n# TYPE kv_partition_splits_total counter\n");
+	fprintf(f, "# HELP kv_splits_total Partitions split, by "
+	    "reason.\n# TYPE kv_splits_total counter\n");
 	for (int r = 0; r < 5; r++)
-		fprintf(f, "kv_partition_splits_total{reason=\"%s\"} %" PRIu64
+		fprintf(f, "kv_splits_total{reason=\"%s\"} %" PRIu64
 		    "\n", reason_names[r], cs->splits[r]);
 	fprintf(f, "# HELP kv_capacity_borrow_rounds_total Seconds in which "
 	    "a partition of a PROVISIONED table borrowed its table's unused "
 	    "units.\n# TYPE kv_capacity_borrow_rounds_total counter\n"
 	    "kv_capacity_borrow_rounds_total %" PRIu64 "\n", cs->lent_rounds);
-	fprintf(f, "# HELP kv_partition_moves_total Partition moves, by "
-	    "reason and outcome.\n# TYPE kv_partition_moves_total "
+	fprintf(f, "# HELP kv_moves_total Partition moves, by "
+	    "reason and outcome.\n# TYPE kv_moves_total "
 	    "counter\n");
 	for (int r = 0; r < 5; r++) {
-		fprintf(f, "kv_partition_moves_total{reason=\"%s\","
+		fprintf(f, "kv_moves_total{reason=\"%s\","
 		    "outcome=\"done\"} %" PRIu64 "\n", reason_names[r],
 		    cs->moves[r]);
-		fprintf(f, "kv_partition_moves_total{reason=\"%s\","
+		fprintf(f, "kv_moves_total{reason=\"%s\","
 		    "outcome=\"undone\"} %" PRIu64 "\n", reason_names[r],
 		    cs->moves_failed[r]);
 	}
@@ -144,6 +145,9 @@ reshape_write_metrics(node *n, FILE *f)
 }
 
 /* ---- splits ---- */
+
+static void queue_pieces_locked(catalog_state *cs, const table *t,
+    size_t at, size_t pieces, bool hot_item);
 
 static table *
 find_by_id(catalog *c, uint32_t id)
@@ -354,6 +358,9 @@ reshape_split(node *n, const rpc_request *req, arena *a,
 		goto out;
 	c = NULL;
 	catalog_resend_add_locked(cs, id);
+	if (req->reason == RPC_REASON_HEAT || req->reason == RPC_REASON_HOT_ITEM)
+		queue_pieces_locked(cs, find_by_id(cs->cat, id), at, n_cuts + 1,
+		    req->reason == RPC_REASON_HOT_ITEM);
 	cs->splits[req->reason < 5 ? req->reason : 0]++;
 	fprintf(stderr, "kv-node %u: split: %s\n", n->index, ev.s);
 	event_add_locked(cs, ev.s);
@@ -368,36 +375,6 @@ out:
 
 /* ---- moves ---- */
 
-static void
-put_u32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t) (v >> (8 * i));
-}
-
-static void
-put_u64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t) (v >> (8 * i));
-}
-
-static uint32_t
-get_u32(const uint8_t *p)
-{
-	return (uint32_t) p[0] | (uint32_t) p[1] << 8 |
-	    (uint32_t) p[2] << 16 | (uint32_t) p[3] << 24;
-}
-
-static uint64_t
-get_u64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t) p[i] << (8 * i);
-	return v;
-}
-
 /* What MOVE_KEY holds: the move under way. */
 typedef struct move_rec {
 	uint32_t table_id, part, from, to;
@@ -409,12 +386,12 @@ record_move(node *n, const move_rec *m)
 {
 	uint8_t v[MOVE_VAL_LEN];
 	store_batch b;
-	put_u32(v, m->table_id);
-	put_u32(v + 4, m->part);
-	put_u32(v + 8, m->from);
-	put_u32(v + 12, m->to);
-	put_u64(v + 16, m->epoch);
-	put_u64(v + 24, m->id);
+	bytes_put_le32(v, m->table_id);
+	bytes_put_le32(v + 4, m->part);
+	bytes_put_le32(v + 8, m->from);
+	bytes_put_le32(v + 12, m->to);
+	bytes_put_le64(v + 16, m->epoch);
+	bytes_put_le64(v + 24, m->id);
 	store_batch_init(&b);
 	kv_err rv = store_batch_add(&b, STORE_PUT, move_key, MOVE_KEY_LEN, v,
 	    sizeof(v));
@@ -503,9 +480,9 @@ reshape_recover(node *n)
 		return;
 	}
 	move_rec m = {
-		.table_id = get_u32(v), .part = get_u32(v + 4),
-		.from = get_u32(v + 8), .to = get_u32(v + 12),
-		.epoch = get_u64(v + 16), .id = get_u64(v + 24),
+		.table_id = bytes_get_le32(v), .part = bytes_get_le32(v + 4),
+		.from = bytes_get_le32(v + 8), .to = bytes_get_le32(v + 12),
+		.epoch = bytes_get_le64(v + 16), .id = bytes_get_le64(v + 24),
 	};
 	free(v);
 	fprintf(stderr, "kv-node %u: undoing the move of partition %u of "
@@ -928,9 +905,9 @@ add_entry(uint8_t **ent, size_t *n_ent, uint32_t tid, uint32_t pid,
 		return false;
 	*ent = g;
 	uint8_t *e = g + (*n_ent)++ * RPC_BORROW_ENTRY;
-	put_u64(e, (uint64_t) tid | (uint64_t) pid << 32);
-	put_u64(e + 8, (uint64_t) (r * 1e3));
-	put_u64(e + 16, (uint64_t) (w * 1e3));
+	bytes_put_le64(e, (uint64_t) tid | (uint64_t) pid << 32);
+	bytes_put_le64(e + 8, (uint64_t) (r * 1e3));
+	bytes_put_le64(e + 16, (uint64_t) (w * 1e3));
 	return true;
 }
 
@@ -1040,4 +1017,264 @@ reshape_borrow(node *n, const survey_target *targets,
 		cs->lent_rounds++;
 		pthread_mutex_unlock(&cs->mu);
 	}
+}
+
+/* ---- placement: nodes added and drained, pieces of heat splits ---- */
+
+/* Partitions per node over every table. Needs mu. */
+static void
+count_parts_locked(node *n, uint32_t *count)
+{
+	memset(count, 0, CONFIG_MAX_NODES * sizeof(*count));
+	for (size_t t = 0; t < n->cat->cat->n_tables; t++) {
+		const table *tb = &n->cat->cat->tables[t];
+		for (size_t i = 0; i < tb->n_parts; i++)
+			if (tb->parts[i].node < CONFIG_MAX_NODES)
+				count[tb->parts[i].node]++;
+	}
+}
+
+/* The node that takes partitions with the fewest, other than `not`. */
+static int
+least_loaded_locked(node *n, const uint32_t *count, uint32_t not)
+{
+	int best = -1;
+	for (uint32_t i = 0; i < n->cfg.n_nodes; i++)
+		if (i != not && catalog_node_eligible(n, i) &&
+		    (best < 0 || count[i] < count[best]))
+			best = (int) i;
+	return best;
+}
+
+/* Moves one partition (table by id) to node `to`; KV_OK when done. */
+static kv_err
+move_to(node *n, uint32_t table_id, uint32_t part, uint32_t to,
+    rpc_reason reason, char *why, size_t whylen)
+{
+	char name[256] = "";
+	pthread_mutex_lock(&n->cat->mu);
+	const table *t = find_by_id(n->cat->cat, table_id);
+	if (t != NULL)
+		snprintf(name, sizeof(name), "%s", t->name);
+	pthread_mutex_unlock(&n->cat->mu);
+	if (name[0] == '\0')
+		return KV_NO_TABLE;
+	rpc_request req = { .op = RPC_MOVE, .table_name = name, .part = part,
+	    .node = to, .reason = reason };
+	rpc_response resp;
+	arena a;
+	arena_init(&a);
+	memset(&resp, 0, sizeof(resp));
+	reshape_move(n, &req, &a, &resp);
+	kv_err rv = resp.code;
+	if (rv != KV_OK && why != NULL)
+		snprintf(why, whylen, "%s", resp.message != NULL ?
+		    resp.message : kv_err_name(rv));
+	wire_response_fini(&resp);
+	arena_fini(&a);
+	return rv;
+}
+
+/*
+ * After a split for heat: a piece goes to the least loaded node when its
+ * owner holds at least two partitions more (counted over all tables).
+ */
+static void
+place_one(node *n, uint32_t table_id, uint32_t part)
+{
+	uint32_t count[CONFIG_MAX_NODES];
+	int to = -1;
+	pthread_mutex_lock(&n->cat->mu);
+	const table *t = find_by_id(n->cat->cat, table_id);
+	for (size_t i = 0; t != NULL && t->status == TABLE_ACTIVE &&
+	    i < t->n_parts; i++) {
+		if (t->parts[i].id != part)
+			continue;
+		uint32_t from = t->parts[i].node;
+		count_parts_locked(n, count);
+		to = least_loaded_locked(n, count, from);
+		if (to >= 0 && from < CONFIG_MAX_NODES &&
+		    count[from] < count[to] + 2)
+			to = -1;
+	}
+	pthread_mutex_unlock(&n->cat->mu);
+	if (to >= 0)
+		move_to(n, table_id, part, (uint32_t) to,
+		    RPC_REASON_REBALANCE, NULL, 0);
+}
+
+static void *
+mover(void *arg)
+{
+	node *n = arg;
+	catalog_state *cs = n->cat;
+	pthread_mutex_lock(&cs->mu);
+	while (!cs->stop) {
+		if (cs->n_place == 0) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += 1;
+			pthread_cond_timedwait(&cs->cv, &cs->mu, &ts);
+			continue;
+		}
+		uint32_t tid = cs->place[0].table_id, part = cs->place[0].part;
+		memmove(&cs->place[0], &cs->place[1],
+		    --cs->n_place * sizeof(cs->place[0]));
+		pthread_mutex_unlock(&cs->mu);
+		place_one(n, tid, part);
+		pthread_mutex_lock(&cs->mu);
+	}
+	pthread_mutex_unlock(&cs->mu);
+	return NULL;
+}
+
+kv_err
+reshape_start(node *n)
+{
+	if (pthread_create(&n->cat->mover, NULL, mover, n) != 0)
+		return KV_ENOMEM;
+	n->cat->mover_started = true;
+	return KV_OK;
+}
+
+void
+reshape_stop(node *n)
+{
+	catalog_state *cs = n->cat;
+	if (!cs->mover_started)
+		return;
+	pthread_mutex_lock(&cs->mu);
+	cs->stop = true;
+	pthread_cond_broadcast(&cs->cv);
+	pthread_mutex_unlock(&cs->mu);
+	pthread_join(cs->mover, NULL);
+	cs->mover_started = false;
+}
+
+/* Queues the pieces of a heat split for placement. Needs mu. */
+static void
+queue_pieces_locked(catalog_state *cs, const table *t, size_t at,
+    size_t pieces, bool hot_item)
+{
+	for (size_t k = 0; k < pieces; k++) {
+		const partition *p = &t->parts[at + k];
+		if (hot_item && p->lo == p->last)
+			continue; /* the hot item stays where it is */
+		if (cs->n_place == sizeof(cs->place) / sizeof(cs->place[0]))
+			return;
+		cs->place[cs->n_place].table_id = t->id;
+		cs->place[cs->n_place++].part = p->id;
+	}
+	pthread_cond_broadcast(&cs->cv);
+}
+
+void
+reshape_node(node *n, const rpc_request *req, arena *a, rpc_response *resp)
+{
+	catalog_state *cs = n->cat;
+	uint32_t nd = req->node, count[CONFIG_MAX_NODES];
+	bool add = req->limit == RPC_NODE_ADD;
+	char why[256] = "";
+	size_t moved = 0;
+	int failures = 0;
+
+	if (cs == NULL || (req->limit != RPC_NODE_ADD &&
+	    req->limit != RPC_NODE_DRAIN)) {
+		resp->code = KV_PROTO;
+		return;
+	}
+	if (nd >= n->cfg.n_nodes || nd >= 64) {
+		resp->code = KV_EINVAL;
+		resp->message = "no such node";
+		return;
+	}
+	pthread_mutex_lock(&cs->mu);
+	uint64_t bit = 1ull << nd, add0 = cs->added_nodes,
+	    drain0 = cs->drained_nodes;
+	if (add) {
+		cs->added_nodes |= bit;
+		cs->drained_nodes &= ~bit;
+	} else {
+		cs->drained_nodes |= bit;
+	}
+	resp->code = KV_OK;
+	if (!add && least_loaded_locked(n, (uint32_t[CONFIG_MAX_NODES]) { 0 },
+	    nd) < 0) {
+		resp->code = KV_EINVAL;
+		resp->message = "no other node would take its partitions";
+	} else {
+		resp->code = catalog_nodes_save_locked(n);
+	}
+	if (resp->code != KV_OK) {
+		cs->added_nodes = add0;
+		cs->drained_nodes = drain0;
+	}
+	pthread_mutex_unlock(&cs->mu);
+	if (resp->code != KV_OK)
+		return;
+	fprintf(stderr, "kv-node %u: %s node %u\n", n->index,
+	    add ? "adding" : "draining", nd);
+	for (int round = 0; round < 100000 && failures < 3; round++) {
+		uint32_t tid = 0, part = 0;
+		int to = -1;
+		bool waiting = false;
+		pthread_mutex_lock(&cs->mu);
+		count_parts_locked(n, count);
+		for (size_t t = 0; to < 0 && t < cs->cat->n_tables; t++) {
+			const table *tb = &cs->cat->tables[t];
+			for (size_t i = 0; to < 0 && i < tb->n_parts; i++) {
+				uint32_t o = tb->parts[i].node;
+				if (add) {
+					/* From the fullest node, while it holds
+					 * two more than the new one. */
+					int full = -1;
+					for (uint32_t k = 0; k < n->cfg.n_nodes;
+					    k++)
+						if (k != nd && (full < 0 ||
+						    count[k] > count[full]))
+							full = (int) k;
+					if (full < 0 || o != (uint32_t) full ||
+					    count[o] < count[nd] + 2)
+						continue;
+				} else if (o != nd) {
+					continue;
+				}
+				if (tb->status != TABLE_ACTIVE) {
+					waiting = true;
+					continue;
+				}
+				tid = tb->id;
+				part = tb->parts[i].id;
+				to = add ? (int) nd : least_loaded_locked(n,
+				    count, nd);
+			}
+		}
+		pthread_mutex_unlock(&cs->mu);
+		if (to < 0 && waiting) {
+			/* A table being created or changed: soon ACTIVE. */
+			struct timespec ts = { 0, 100 * 1000000L };
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		if (to < 0)
+			break;
+		if (move_to(n, tid, part, (uint32_t) to,
+		    RPC_REASON_REBALANCE, why, sizeof(why)) == KV_OK) {
+			moved++;
+			failures = 0;
+		} else {
+			failures++;
+		}
+	}
+	char msg[400];
+	if (failures >= 3) {
+		resp->code = KV_UNAVAILABLE;
+		snprintf(msg, sizeof(msg), "moved %zu partitions, then a move "
+		    "failed three times: %s", moved, why);
+	} else {
+		snprintf(msg, sizeof(msg), "moved %zu partition%s %s node %u",
+		    moved, moved == 1 ? "" : "s", add ? "onto" : "off", nd);
+	}
+	resp->message = arena_dup(a, msg, strlen(msg));
+	fprintf(stderr, "kv-node %u: %s\n", n->index, msg);
 }

@@ -5,6 +5,7 @@
 
 #include <time.h>
 
+#include "bytes.h"
 #include "node.h"
 
 int64_t
@@ -169,15 +170,6 @@ throttle_stats(part *p, part_stats *s)
 	pthread_mutex_unlock(&p->cap_mu);
 }
 
-static uint64_t
-le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t) p[i] << (8 * i);
-	return v;
-}
-
 void
 borrow_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 {
@@ -190,12 +182,12 @@ borrow_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 	pthread_rwlock_rdlock(&n->parts.lock);
 	for (size_t k = 0; k < req->item_len; k += RPC_BORROW_ENTRY) {
 		const uint8_t *e = req->item + k;
-		uint32_t tid = (uint32_t) le64(e) & 0xffffffffu;
-		uint32_t pid = (uint32_t) (le64(e) >> 32);
+		uint32_t tid = (uint32_t) bytes_get_le64(e) & 0xffffffffu;
+		uint32_t pid = (uint32_t) (bytes_get_le64(e) >> 32);
 		part *p = part_map_find_locked(&n->parts, tid, pid);
 		if (p != NULL)
-			throttle_borrow(n, p, (double) le64(e + 8) / 1e3,
-			    (double) le64(e + 16) / 1e3, until);
+			throttle_borrow(n, p, (double) bytes_get_le64(e + 8) / 1e3,
+			    (double) bytes_get_le64(e + 16) / 1e3, until);
 	}
 	pthread_rwlock_unlock(&n->parts.lock);
 	resp->code = KV_OK;

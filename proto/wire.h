@@ -61,6 +61,9 @@ typedef enum rpc_op {
 	                       * MOVE_STEP_*), pulling from node `node` */
 	RPC_SPLIT_ASK = 30,   /* catalog node: an owner asks for a split
 	                       * (heat or size) over the node-to-node seam */
+	RPC_NODE = 32,        /* catalog node: add (limit RPC_NODE_ADD) or
+	                       * drain (RPC_NODE_DRAIN) node `node`;
+	                       * answers once its partitions moved */
 	RPC_BORROW = 31,      /* owner: rates its partitions of PROVISIONED
 	                       * tables may use for max_bytes ms (item:
 	                       * RPC_BORROW_ENTRY bytes a partition) */
@@ -74,6 +77,9 @@ typedef enum rpc_reason {
 	RPC_REASON_REBALANCE = 3,
 	RPC_REASON_HOT_ITEM = 4,
 } rpc_reason;
+
+#define RPC_NODE_ADD 1
+#define RPC_NODE_DRAIN 2
 
 /* The steps of RPC_MOVE_STEP. */
 #define MOVE_STEP_START 1 /* clear the range, reset the tally */

@@ -204,6 +204,34 @@ find_local_conf(char *out, size_t outlen)
 	return false;
 }
 
+/* A node line may end with `standby`, with or without its options. */
+Test(config, standby_nodes)
+{
+	char why[256];
+	const char *path = "/tmp/kv-config-standby.conf";
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs("node ipc:///tmp/a a\n"
+	    "node ipc:///tmp/b b standby\n"
+	    "node ipc:///tmp/c c 127.0.0.1:9100 bus=ipc:///tmp/cc standby\n"
+	    "node ipc:///tmp/d d standby 127.0.0.1:9101\n", f);
+	fclose(f);
+	kv_err rv = config_load(path, &C, why, sizeof(why));
+	cr_assert_eq(rv, KV_OK, "%s", why);
+	cr_assert_eq(C.n_nodes, 4);
+	cr_assert(!C.nodes[0].standby);
+	cr_assert(C.nodes[1].standby && C.nodes[2].standby &&
+	    C.nodes[3].standby);
+	cr_assert_str_eq(C.nodes[2].bus, "ipc:///tmp/cc");
+	cr_assert_eq(C.nodes[3].metrics_port, 9101);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs("node ipc:///tmp/a a standby standby\n", f);
+	fclose(f);
+	cr_assert_eq(config_load(path, &C, why, sizeof(why)), KV_EINVAL);
+	unlink(path);
+}
+
 /* The file ./kv up starts. */
 Test(config, shipped_local_conf_loads)
 {
@@ -212,7 +240,9 @@ Test(config, shipped_local_conf_loads)
 	    "cluster-config/local.conf not found");
 	kv_err rv = config_load(conf, &C, why, sizeof(why));
 	cr_assert_eq(rv, KV_OK, "%s: %s", kv_err_name(rv), why);
-	cr_assert_eq(C.n_nodes, 3);
+	cr_assert_eq(C.n_nodes, 4);
+	cr_assert(!C.nodes[0].standby && !C.nodes[2].standby);
+	cr_assert(C.nodes[3].standby, "node 3 waits for ./kv node add");
 	cr_assert_eq(C.n_routers, 2);
 	cr_assert_str_eq(C.nodes[0].bus, C.nodes[0].url);
 	cr_assert_str_eq(C.routers[0].bus, "ipc://.kv/run/router0");

@@ -236,7 +236,7 @@ class Cluster:
     PARTITIONS = 4
 
     def __init__(self, nodes=NODES, partitions=PARTITIONS, settings=(),
-                 routers=1, host="127.0.0.1", tcp_nodes=False):
+                 routers=1, host="127.0.0.1", tcp_nodes=False, standby=()):
         """settings: more cluster-file lines, such as "partition-wcu 50"
         (the ceilings default to DynamoDB's). routers: how many routers
         share the HTTP port (SO_REUSEPORT); self.router is the first.
@@ -244,10 +244,14 @@ class Cluster:
         /metrics on, e.g. "::1" (written [::1] in the cluster file and
         the endpoint). tcp_nodes: nodes on tcp://HOST:PORT URLs (nng on
         the next three ports) and routers answering surveys on
-        bus=tcp://HOST:PORT, instead of ipc:// sockets in the folder."""
+        bus=tcp://HOST:PORT, instead of ipc:// sockets in the folder.
+        standby: indices of nodes written `standby` in the cluster file
+        and not started by start() (start_node starts one; kv-admin node
+        add gives it partitions)."""
         self.external = bool(os.environ.get("KV_ENDPOINT"))
         self.build = os.environ.get("KV_BUILD") or os.path.join(REPO, "build")
         self.n_nodes = nodes
+        self.standby = set(standby)
         self.partitions = partitions
         self.nodes = []
         self.router = None
@@ -278,9 +282,9 @@ class Cluster:
                 url = "tcp://%s:%d" % (hp, free_port(host, span=4))
             else:
                 url = "ipc://" + os.path.join(self.dir, "node%d.ipc" % i)
-            lines.append("node %s %s %s:%d" % (
+            lines.append("node %s %s %s:%d%s" % (
                 url, os.path.join(self.dir, "data", "node%d" % i), hp,
-                mport))
+                mport, " standby" if i in standby else ""))
         for i in range(routers):
             if tcp_nodes:  # peer and survey ports (config_bus_url)
                 bus = "tcp://%s:%d" % (hp, free_port(host, span=2))
@@ -328,8 +332,9 @@ class Cluster:
         if self.external:
             self.wait_ready(timeout)
             return self
-        for n in self.nodes:
-            n.start()
+        for i, n in enumerate(self.nodes):
+            if i not in self.standby:
+                n.start()
         for r in self.routers:
             r.start()
         self.wait_ready(timeout)
@@ -344,7 +349,7 @@ class Cluster:
         node up with the catalog readable."""
         def ready():
             for p in self.procs():
-                if not p.alive():
+                if p.p is not None and not p.alive():
                     raise RuntimeError("%s exited with %s" % (
                         p.name, p.p.returncode))
             if not self.healthy():
@@ -353,7 +358,9 @@ class Cluster:
                 return True
             st = self.status()
             return (st["catalog_version"] is not None and
-                    all(n["up"] for n in st["nodes"]) and
+                    all(n["up"] for n in st["nodes"]
+                        if self.external or n["index"] >= len(self.nodes)
+                        or self.nodes[n["index"]].p is not None) and
                     all(r["up"] for r in st["routers"]
                         if r["index"] < len(self.routers) and
                         self.routers[r["index"]].alive()))

@@ -130,7 +130,7 @@ def test_move_by_hand(cluster, ddb):
     cluster.admin("partition", "move", name, p["id"], p["node"])
     check_map(cluster, name, items=300)
     m = cluster.metrics(cluster.node_metrics[0])
-    assert m[("kv_partition_moves_total", frozenset(
+    assert m[("kv_moves_total", frozenset(
         {("reason", "operator"), ("outcome", "done")}))] >= 2
 
 

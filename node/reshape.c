@@ -304,9 +304,10 @@ reshape_split(node *n, const rpc_request *req, arena *a,
 		resp->code = KV_STALE_ROUTE; /* it changed since the ask */
 		goto out;
 	}
-	if (cs->moving_table == t->id && cs->moving_part == old.id) {
+	if (cs->moving_table == t->id) {
+		/* The move hands over the table's map as it found it. */
 		resp->code = KV_IN_USE;
-		resp->message = "the partition is being moved";
+		resp->message = "a partition of the table is being moved";
 		goto out;
 	}
 	const uint64_t *cuts = req->cuts;
@@ -766,6 +767,12 @@ reshape_move(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 					catalog_resend_add_locked(cs,
 					    m.table_id);
 					cs->moving_table = cs->moving_part = 0;
+					/* The source hears the table as
+					 * published. */
+					table_fini(&handed);
+					if (table_copy(ct, &handed) != KV_OK)
+						memset(&handed, 0,
+						    sizeof(handed));
 				}
 			} else if (rv == KV_OK) {
 				rv = KV_IN_USE;
@@ -778,8 +785,10 @@ reshape_move(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 		    "undone: %s\n", n->index, m.part, snap.name, why);
 		undo(n, &m);
 	} else {
-		/* The source drops the partition and deletes its items. */
-		catalog_tell(n, m.from, RPC_ASSIGN, &handed, version);
+		/* The source drops the partition and deletes its items (the
+		 * worker's resend tells it if this copy could not be made). */
+		if (handed.name != NULL)
+			catalog_tell(n, m.from, RPC_ASSIGN, &handed, version);
 		rpc_request end = { .op = RPC_MOVE_END,
 		    .table_id = m.table_id, .part = m.part, .move_id = m.id };
 		rpc_response er;

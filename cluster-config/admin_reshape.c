@@ -437,6 +437,23 @@ admin_status_json(const config *cfg, rpc_client **nodes, members *mb)
 			json_object_set_new(jp, "last", json_string(
 			    hex64(pp->last, h2)));
 			json_object_set_new(jp, "node", json_integer(pp->node));
+			if (pp->keyed) {
+				/* The sort-key range, as storage-key bytes
+				 * after the prefix (hex; "" open). */
+				char kb[2 * PART_KEY_MAX + 1];
+				for (size_t b = 0; b < pp->kfrom_len; b++)
+					snprintf(kb + 2 * b, 3, "%02x",
+					    pp->kfrom[b]);
+				kb[2 * pp->kfrom_len] = '\0';
+				json_object_set_new(jp, "key_from",
+				    json_string(kb));
+				for (size_t b = 0; b < pp->kto_len; b++)
+					snprintf(kb + 2 * b, 3, "%02x",
+					    pp->kto[b]);
+				kb[2 * pp->kto_len] = '\0';
+				json_object_set_new(jp, "key_to",
+				    json_string(kb));
+			}
 			json_object_set_new(jp, "epoch", json_integer(
 			    (json_int_t) pp->epoch));
 			const part_stats *a = find_stats(&s[1], pp->node,

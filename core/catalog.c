@@ -39,10 +39,25 @@ table_partition_for(const table *t, uint64_t h)
 			hi = mid;
 		else if (h > p->last)
 			lo = mid + 1;
-		else
+		else {
+			/* A keyed group answers by its first member. */
+			while (p->keyed && p->kfrom_len > 0 && p > t->parts &&
+			    p[-1].lo == p->lo)
+				p--;
 			return p;
+		}
 	}
 	return NULL;
+}
+
+/* Whether b follows a within one keyed group. */
+static bool
+keyed_next(const partition *a, const partition *b)
+{
+	return a->keyed && b->keyed && a->lo == a->last && b->lo == a->lo &&
+	    b->last == a->last && a->kto_len > 0 &&
+	    a->kto_len == b->kfrom_len &&
+	    memcmp(a->kto, b->kfrom, a->kto_len) == 0 && a->node == b->node;
 }
 
 bool
@@ -52,10 +67,22 @@ table_parts_valid(const table *t)
 	    t->parts[t->n_parts - 1].last != UINT64_MAX)
 		return false;
 	for (size_t i = 0; i < t->n_parts; i++) {
-		if (t->parts[i].lo > t->parts[i].last)
+		const partition *p = &t->parts[i];
+		if (p->lo > p->last || (p->keyed && p->lo != p->last) ||
+		    p->kfrom_len > PART_KEY_MAX || p->kto_len > PART_KEY_MAX ||
+		    (!p->keyed && (p->kfrom_len > 0 || p->kto_len > 0)))
 			return false;
-		if (i > 0 && t->parts[i].lo != t->parts[i - 1].last + 1)
+		/* A keyed group starts from the first key, ends at the last. */
+		if (i > 0 && keyed_next(p - 1, p))
+			goto ids;
+		if (i > 0 && (p->lo != p[-1].last + 1 ||
+		    (p[-1].keyed && p[-1].kto_len > 0)))
 			return false;
+		if (p->keyed && p->kfrom_len > 0)
+			return false;
+		if (i + 1 == t->n_parts && p->keyed && p->kto_len > 0)
+			return false;
+	ids:
 		for (size_t k = 0; k < i; k++)
 			if (t->parts[k].id == t->parts[i].id)
 				return false;

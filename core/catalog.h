@@ -40,12 +40,26 @@ typedef struct key_def {
 	val_type type; /* VAL_S, VAL_N or VAL_B */
 } key_def;
 
+#define PART_KEY_MAX 64 /* longest key bound of a keyed partition */
+
 typedef struct partition {
 	uint32_t id;    /* unique within the table */
 	uint64_t lo;    /* first hash served */
 	uint64_t last;  /* last hash served (inclusive) */
 	uint32_t node;  /* owner: index into the cluster's nodes */
 	uint64_t epoch; /* rises on every change of owner or range */
+	/*
+	 * A keyed partition holds part of the items of a single hash
+	 * (lo == last), split on the sort key: the storage keys of that hash
+	 * whose bytes after the 12-byte prefix lie in [kfrom, kto) (kfrom_len
+	 * 0: from the first; kto_len 0: to the last). The keyed partitions of
+	 * one hash sit together in parts, in key order, on one node. The
+	 * first of them (kfrom_len 0) stands for the group in routing: its
+	 * owner serves each key from the member that holds it.
+	 */
+	bool keyed;
+	uint8_t kfrom_len, kto_len;
+	uint8_t kfrom[PART_KEY_MAX], kto[PART_KEY_MAX];
 } partition;
 
 typedef struct table {
@@ -86,8 +100,9 @@ table_serving(const table *t)
 }
 
 /*
- * table_partition_for returns the partition of t that holds hash h. The
- * partitions must cover the hash space (they always do in a catalog).
+ * table_partition_for returns the partition of t that holds hash h (the
+ * first of a keyed group: see partition). The partitions must cover the
+ * hash space (they always do in a catalog).
  */
 const partition *table_partition_for(const table *t, uint64_t h);
 

@@ -104,6 +104,19 @@ delete_uncovered(const part *d, const partition *const *mine, size_t n_mine,
 	return delete_hashes(d->table_id, cur, d->last, a, b);
 }
 
+/* Counts the items of catalog partition tp of table table_id. */
+static kv_err
+count_tp(store *st, uint32_t table_id, const partition *tp, uint64_t *items,
+    uint64_t *bytes)
+{
+	part q = { .table_id = table_id, .lo = tp->lo, .last = tp->last };
+	uint8_t lo[PART_BOUND_MAX], hi[PART_BOUND_MAX];
+	size_t lol, hil;
+	part_set_keys(&q, tp);
+	part_bounds(&q, lo, &lol, hi, &hil);
+	return part_count_keys(st, lo, lol, hi, hil, items, bytes);
+}
+
 void
 assign_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 {
@@ -146,8 +159,8 @@ assign_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 	pthread_rwlock_unlock(&n->parts.lock);
 	for (size_t i = 0; i < n_mine; i++)
 		if (counted[i] && !move_tally(n, t->id, mine[i]->id, &items[i],
-		    &bytes[i]) && part_count_range(n->st, t->id, mine[i]->lo,
-		    mine[i]->last, &items[i], &bytes[i]) != KV_OK)
+		    &bytes[i]) && count_tp(n->st, t->id, mine[i], &items[i],
+		    &bytes[i]) != KV_OK)
 			counted[i] = false;
 	pthread_rwlock_wrlock(&n->parts.lock);
 	resp->code = KV_OK;
@@ -162,8 +175,8 @@ assign_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 		if (part_map_find_locked(&n->parts, t->id, tp->id) != NULL)
 			continue;
 		if (!counted[i] || overlaps_locked(n, t->id, tp->lo, tp->last))
-			resp->code = part_count_range(n->st, t->id, tp->lo,
-			    tp->last, &items[i], &bytes[i]);
+			resp->code = count_tp(n->st, t->id, tp, &items[i],
+			    &bytes[i]);
 	}
 	for (size_t i = 0; i < n_mine && resp->code == KV_OK; i++) {
 		const partition *tp = mine[i];
@@ -183,6 +196,7 @@ assign_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 		p->lo = tp->lo;
 		p->last = tp->last;
 		p->epoch = tp->epoch;
+		part_set_keys(p, tp);
 		/* Its keys may have changed: known sizes start over. */
 		size_index_fini(&p->sizes);
 		part_meta_key(t->id, tp->id, keys[i]);

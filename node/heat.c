@@ -25,6 +25,9 @@
 #include "throttle.h"
 #include "value.h"
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 int64_t
 heat_now_s(void)
 {
@@ -85,7 +88,7 @@ pk_len(const uint8_t *k, size_t kl)
 
 void
 heat_note(heat *ht, const uint8_t *key, size_t kl, bool write,
-    uint64_t half_units, bool throttled, int64_t now_s)
+    uint64_t half_units, bool throttled, bool by_key, int64_t now_s)
 {
 	decay(ht, now_s);
 	if (write)
@@ -95,7 +98,9 @@ heat_note(heat *ht, const uint8_t *key, size_t kl, bool write,
 	ht->throttled += throttled;
 	if (key == NULL || kl <= KEYENC_PREFIX)
 		return;
-	uint64_t h = keyenc_key_hash(key);
+	const uint8_t *suf = key + KEYENC_PREFIX;
+	size_t sl = kl - KEYENC_PREFIX;
+	uint64_t h = by_key ? XXH3_64bits(suf, sl) : keyenc_key_hash(key);
 	uint64_t w = half_units + (throttled ? 2 : 0);
 	heat_key *e = NULL;
 	for (size_t i = 0; i < ht->n; i++)
@@ -118,10 +123,11 @@ heat_note(heat *ht, const uint8_t *key, size_t kl, bool write,
 	}
 	if (e->pk_len == 0 || e->h != h) {
 		e->h = h;
-		const uint8_t *pk = key + KEYENC_PREFIX;
-		size_t n = pk_len(pk, kl - KEYENC_PREFIX);
+		const uint8_t *pk = suf;
+		size_t n = by_key ? sl : pk_len(pk, sl);
 		if (n == 0)
-			n = kl - KEYENC_PREFIX;
+			n = sl;
+		e->exact = n <= HEAT_PK_MAX;
 		if (n > HEAT_PK_MAX) {
 			n = HEAT_PK_MAX;
 			/* A string is cut at a whole UTF-8 character. */
@@ -245,6 +251,97 @@ heat_cuts(const heat *ht, uint64_t lo, uint64_t last, bool write,
 	return 1;
 }
 
+static int
+bytes_order(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
+{
+	int c = memcmp(a, b, al < bl ? al : bl);
+	return c != 0 ? c : al < bl ? -1 : al > bl;
+}
+
+static int
+by_key_bytes(const void *a, const void *b)
+{
+	const heat_key *x = a, *y = b;
+	return bytes_order(x->pk, x->pk_len, y->pk, y->pk_len);
+}
+
+/* Whether key k lies strictly inside (from, to): a valid cut. */
+static bool
+inside(const uint8_t *k, size_t kl, const uint8_t *from, size_t from_len,
+    const uint8_t *to, size_t to_len)
+{
+	return (from_len == 0 ? kl > 0 : bytes_order(k, kl, from,
+	    from_len) > 0) && (to_len == 0 || bytes_order(k, kl, to,
+	    to_len) < 0);
+}
+
+size_t
+heat_key_cuts(const heat *ht, const uint8_t *from, size_t from_len,
+    const uint8_t *to, size_t to_len, bool write,
+    uint8_t cut[2][HEAT_PK_MAX], size_t cut_len[2], bool *hot_item)
+{
+	heat_key keys[HEAT_TOPK];
+	size_t n = 0;
+	long double total = 0;
+
+	*hot_item = false;
+	for (size_t i = 0; i < ht->n; i++) {
+		uint64_t u = write ? ht->top[i].wr : ht->top[i].rd;
+		if (u == 0 || !ht->top[i].exact)
+			continue;
+		keys[n++] = ht->top[i];
+		total += u;
+	}
+	/* One key seen: it is alone already (nothing to cut it from). */
+	if (total <= 0 || n < 2)
+		return 0;
+	qsort(keys, n, sizeof(keys[0]), by_key_bytes);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t u = write ? keys[i].wr : keys[i].rd;
+		if ((long double) u * 2 < total)
+			continue;
+		/* The key alone: [key, key 00), nothing lies between. */
+		size_t k = 0;
+		*hot_item = true;
+		if (inside(keys[i].pk, keys[i].pk_len, from, from_len, to,
+		    to_len)) {
+			memcpy(cut[k], keys[i].pk, keys[i].pk_len);
+			cut_len[k++] = keys[i].pk_len;
+		}
+		if (keys[i].pk_len < HEAT_PK_MAX) {
+			uint8_t after[HEAT_PK_MAX];
+			memcpy(after, keys[i].pk, keys[i].pk_len);
+			after[keys[i].pk_len] = 0;
+			if (inside(after, keys[i].pk_len + 1, from, from_len,
+			    to, to_len)) {
+				memcpy(cut[k], after, keys[i].pk_len + 1);
+				cut_len[k++] = keys[i].pk_len + 1;
+			}
+		}
+		return k;
+	}
+	/* Else where the weight, in key order, passes half. */
+	long double seen = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t u = write ? keys[i].wr : keys[i].rd;
+		if (seen > 0 && (seen + u) * 2 > total &&
+		    inside(keys[i].pk, keys[i].pk_len, from, from_len, to,
+		    to_len)) {
+			/* The cut before key i, or after it if closer. */
+			size_t at = i;
+			if (seen * 2 < total && (seen + u) * 2 - total <
+			    total - seen * 2 && i + 1 < n)
+				at = i + 1;
+			memcpy(cut[0], keys[at].pk, keys[at].pk_len);
+			cut_len[0] = keys[at].pk_len;
+			return inside(cut[0], cut_len[0], from, from_len, to,
+			    to_len) ? 1 : 0;
+		}
+		seen += u;
+	}
+	return 0;
+}
+
 void
 heat_key_text(const heat_key *k, char *buf, size_t len)
 {
@@ -306,6 +403,10 @@ typedef struct ask {
 	uint64_t epoch, lo, last, bytes;
 	uint64_t cuts[2];
 	size_t n_cuts;
+	/* Or, for a partition of a single hash, cuts on the sort key. */
+	uint8_t kcut[2][HEAT_PK_MAX];
+	size_t kcut_len[2];
+	bool keyed;
 	rpc_reason reason;
 	char keys[3][96]; /* the hottest keys, for the event */
 	size_t n_keys;
@@ -346,14 +447,20 @@ look(node *n, part *p, double dt, int64_t now_s, ask *a)
 		ht->hot_s = 0;
 	decay(ht, now_s);
 	if (c->split_after_s > 0 && ht->hot_s >= c->split_after_s &&
-	    now_s >= ht->quiet_until_s && p->lo < p->last) {
+	    now_s >= ht->quiet_until_s) {
 		/* The dimension further above its share decides. */
 		a->write = w_hot && (!r_hot || w_rate / c->partition_wcu >=
 		    r_rate / c->partition_rcu);
 		a->rate = a->write ? w_rate : r_rate;
 		bool item;
-		a->n_cuts = heat_cuts(ht, p->lo, p->last, a->write, a->cuts,
-		    &item);
+		a->keyed = p->lo == p->last;
+		if (a->keyed)
+			a->n_cuts = heat_key_cuts(ht, p->kfrom, p->kfrom_len,
+			    p->kto, p->kto_len, a->write, a->kcut, a->kcut_len,
+			    &item);
+		else
+			a->n_cuts = heat_cuts(ht, p->lo, p->last, a->write,
+			    a->cuts, &item);
 		a->reason = item ? RPC_REASON_HOT_ITEM : RPC_REASON_HEAT;
 		/* The hottest keys, for the event. */
 		bool used[HEAT_TOPK] = { false };
@@ -478,15 +585,27 @@ send_ask(node *n, ask *a)
 		.reason = a->reason, .subs = subs, .sub_lens = lens,
 		.n_subs = a->n_keys,
 	};
+	if (a->keyed) {
+		/* On the sort key: the cuts travel as key bytes. */
+		req.cuts = NULL;
+		req.n_cuts = 0;
+		req.range_lo = a->kcut[0];
+		req.range_lo_len = a->kcut_len[0];
+		if (a->n_cuts > 1) {
+			req.range_hi = a->kcut[1];
+			req.range_hi_len = a->kcut_len[1];
+		}
+	}
 	rpc_response resp;
 	arena ar;
 	kv_err rv;
 	arena_init(&ar);
 	memset(&resp, 0, sizeof(resp));
 	fprintf(stderr, "kv-node %u: partition %u of table %u is hot (%s, "
-	    "%.0f %s/s): asking for a split at %" PRIx64 "%s\n", n->index,
+	    "%.0f %s/s): asking for a split %s %" PRIx64 "%s\n", n->index,
 	    a->part, a->table_id, reason_name(a->reason), a->rate,
-	    a->write ? "WCU" : "RCU", a->cuts[0], a->n_cuts > 1 ? " and after"
+	    a->write ? "WCU" : "RCU", a->keyed ? "on the sort key in hash" :
+	    "at", a->keyed ? a->lo : a->cuts[0], a->n_cuts > 1 ? " and after"
 	    : "");
 	if (n->index == 0) {
 		node_dispatch(n, &req, &ar, &resp);

@@ -27,10 +27,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "catalog.h"
 #include "err.h"
 
 #define HEAT_TOPK 16
-#define HEAT_PK_MAX 40 /* encoded partition-key bytes kept for display */
+/* Encoded key bytes kept: for display, and as a cut (catalog.h). */
+#define HEAT_PK_MAX PART_KEY_MAX
 #define HEAT_DECAY_S 10
 
 typedef struct heat_key {
@@ -39,8 +41,15 @@ typedef struct heat_key {
 	uint64_t err;       /* weight may be overstated by this much */
 	uint64_t rd, wr;    /* half units consumed (as counted here) */
 	uint64_t throttled; /* requests refused */
-	uint8_t pk[HEAT_PK_MAX]; /* encoded key value (keyenc.h), cut short */
+	/*
+	 * The key's bytes after the storage-key prefix (keyenc.h): the
+	 * partition key, and for a partition of a single hash (whose sketch
+	 * counts items, not collections: see heat_note) the sort key too;
+	 * whole when `exact`, else cut short.
+	 */
+	uint8_t pk[HEAT_PK_MAX];
 	uint8_t pk_len;
+	bool exact;
 } heat_key;
 
 typedef struct heat {
@@ -57,10 +66,27 @@ typedef struct heat {
 /*
  * heat_note adds one request on storage key key[0..kl) (NULL or shorter
  * than a key prefix: counted in the totals only): half_units consumed,
- * or a throttled request. Needs the partition's cap_mu.
+ * or a throttled request. A partition of many hashes counts item
+ * collections (by partition-key hash); one of a single hash (by_key)
+ * counts items, by their whole key, so that it can split on the sort
+ * key. Needs the partition's cap_mu.
  */
 void heat_note(heat *ht, const uint8_t *key, size_t kl, bool write,
-    uint64_t half_units, bool throttled, int64_t now_s);
+    uint64_t half_units, bool throttled, bool by_key, int64_t now_s);
+
+/*
+ * heat_key_cuts chooses where a hot partition of a single hash splits
+ * on the sort key (a keyed partition's bounds from/to: empty for the
+ * first and the last key): a key with half or more of the weight ends
+ * alone (cuts at it and just after it), else the cut falls at the key
+ * where the weight, in key order, passes half. Cuts are key bytes after
+ * the prefix (cut[k][0..cut_len[k])), strictly inside the bounds, in
+ * increasing order; returns how many (0: it cannot split, e.g. one item
+ * alone already), and sets *hot_item.
+ */
+size_t heat_key_cuts(const heat *ht, const uint8_t *from, size_t from_len,
+    const uint8_t *to, size_t to_len, bool write,
+    uint8_t cut[2][HEAT_PK_MAX], size_t cut_len[2], bool *hot_item);
 
 /*
  * heat_cuts chooses where a hot partition [lo, last] splits, from its

@@ -78,6 +78,78 @@ part_meta_value(const part *p, uint64_t items, uint64_t bytes,
 	bytes_put_le64(val + 40, p->prov_rcu);
 	bytes_put_le64(val + 48, p->prov_wcu);
 	bytes_put_le32(val + 56, p->table_parts);
+	memset(val + 60, 0, PART_META_VAL_LEN - 60);
+	val[60] = p->keyed;
+	val[61] = p->kfrom_len;
+	val[62] = p->kto_len;
+	memcpy(val + 63, p->kfrom, p->kfrom_len);
+	memcpy(val + 63 + PART_KEY_MAX, p->kto, p->kto_len);
+}
+
+void
+part_set_keys(part *p, const partition *tp)
+{
+	p->keyed = tp->keyed;
+	p->kfrom_len = tp->kfrom_len;
+	p->kto_len = tp->kto_len;
+	memcpy(p->kfrom, tp->kfrom, tp->kfrom_len);
+	memcpy(p->kto, tp->kto, tp->kto_len);
+}
+
+/* memcmp of byte strings, the shorter first when one begins the other. */
+static int
+bytes_cmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
+{
+	int c = memcmp(a, b, al < bl ? al : bl);
+	return c != 0 ? c : al < bl ? -1 : al > bl;
+}
+
+bool
+part_holds_key(const part *p, const uint8_t *key, size_t kl)
+{
+	uint64_t h = keyenc_key_hash(key);
+	if (h < p->lo || h > p->last)
+		return false;
+	if (!p->keyed)
+		return true;
+	const uint8_t *suf = key + KEYENC_PREFIX;
+	size_t sl = kl - KEYENC_PREFIX;
+	return (p->kfrom_len == 0 || bytes_cmp(suf, sl, p->kfrom,
+	    p->kfrom_len) >= 0) && (p->kto_len == 0 || bytes_cmp(suf, sl,
+	    p->kto, p->kto_len) < 0);
+}
+
+part *
+part_member_locked(part_map *m, part *p, const uint8_t *key, size_t kl)
+{
+	if (part_holds_key(p, key, kl))
+		return p;
+	if (!p->keyed)
+		return NULL;
+	for (size_t i = 0; i < m->n; i++) {
+		part *q = m->p[i];
+		if (q->table_id == p->table_id && q->keyed && q->lo == p->lo &&
+		    part_holds_key(q, key, kl))
+			return q;
+	}
+	return NULL;
+}
+
+void
+part_bounds(const part *p, uint8_t *lo, size_t *lol, uint8_t *hi,
+    size_t *hil)
+{
+	part_range_keys(p->table_id, p->lo, p->last, lo, hi, hil);
+	*lol = KEYENC_PREFIX;
+	if (!p->keyed)
+		return;
+	memcpy(lo + KEYENC_PREFIX, p->kfrom, p->kfrom_len);
+	*lol = KEYENC_PREFIX + p->kfrom_len;
+	if (p->kto_len > 0) {
+		keyenc_range_prefix(p->table_id, p->lo, hi);
+		memcpy(hi + KEYENC_PREFIX, p->kto, p->kto_len);
+		*hil = KEYENC_PREFIX + p->kto_len;
+	}
 }
 
 part *
@@ -107,8 +179,13 @@ part_map_check_key_locked(part_map *m, uint32_t table_id, uint32_t id,
 	if (key_len < KEYENC_PREFIX || table_id == 0 ||
 	    keyenc_key_table(key) != table_id)
 		return KV_PROTO;
-	return part_map_check_locked(m, table_id, id, epoch,
+	kv_err rv = part_map_check_locked(m, table_id, id, epoch,
 	    keyenc_key_hash(key), out);
+	if (rv != KV_OK)
+		return rv;
+	/* A keyed group: the member that holds the key serves it. */
+	*out = part_member_locked(m, *out, key, key_len);
+	return *out != NULL ? KV_OK : KV_STALE_ROUTE;
 }
 
 kv_err
@@ -166,7 +243,9 @@ load_one(void *arg, const uint8_t *k, size_t kl, const uint8_t *v, size_t vl)
 	load_ctx *c = arg;
 	part *p;
 	if (kl != PART_META_KEY_LEN || (vl != PART_META_VAL_LEN &&
-	    vl != PART_META_VAL_LEN_V1)) {
+	    vl != PART_META_VAL_LEN_V2 && vl != PART_META_VAL_LEN_V1) ||
+	    (vl == PART_META_VAL_LEN && (v[61] > PART_KEY_MAX ||
+	    v[62] > PART_KEY_MAX))) {
 		c->rv = KV_CORRUPT;
 		return false;
 	}
@@ -176,10 +255,17 @@ load_one(void *arg, const uint8_t *k, size_t kl, const uint8_t *v, size_t vl)
 		return false;
 	p->items = bytes_get_le64(v + 24);
 	p->bytes = bytes_get_le64(v + 32);
-	if (vl == PART_META_VAL_LEN) {
+	if (vl != PART_META_VAL_LEN_V1) {
 		p->prov_rcu = bytes_get_le64(v + 40);
 		p->prov_wcu = bytes_get_le64(v + 48);
 		p->table_parts = bytes_get_le32(v + 56);
+	}
+	if (vl == PART_META_VAL_LEN) {
+		p->keyed = v[60] != 0;
+		p->kfrom_len = v[61];
+		p->kto_len = v[62];
+		memcpy(p->kfrom, v + 63, p->kfrom_len);
+		memcpy(p->kto, v + 63 + PART_KEY_MAX, p->kto_len);
 	}
 	return true;
 }
@@ -242,15 +328,11 @@ count_one(void *arg, const uint8_t *k, size_t kl, const uint8_t *v,
 }
 
 kv_err
-part_count_range(store *st, uint32_t table_id, uint64_t lo, uint64_t last,
-    uint64_t *items, uint64_t *bytes)
+part_count_keys(store *st, const uint8_t *lo, size_t lol, const uint8_t *hi,
+    size_t hil, uint64_t *items, uint64_t *bytes)
 {
-	uint8_t klo[KEYENC_PREFIX], khi[KEYENC_PREFIX];
-	size_t hil;
 	count_ctx c = { 0 };
-
-	part_range_keys(table_id, lo, last, klo, khi, &hil);
-	kv_err rv = store_scan(st, klo, sizeof(klo), khi, hil, count_one, &c);
+	kv_err rv = store_scan(st, lo, lol, hi, hil, count_one, &c);
 	if (rv != KV_OK)
 		return rv;
 	if (c.corrupt)
@@ -261,10 +343,22 @@ part_count_range(store *st, uint32_t table_id, uint64_t lo, uint64_t last,
 }
 
 kv_err
+part_count_range(store *st, uint32_t table_id, uint64_t lo, uint64_t last,
+    uint64_t *items, uint64_t *bytes)
+{
+	uint8_t klo[KEYENC_PREFIX], khi[KEYENC_PREFIX];
+	size_t hil;
+	part_range_keys(table_id, lo, last, klo, khi, &hil);
+	return part_count_keys(st, klo, sizeof(klo), khi, hil, items, bytes);
+}
+
+kv_err
 part_recount(part *p, store *st)
 {
-	return part_count_range(st, p->table_id, p->lo, p->last, &p->items,
-	    &p->bytes);
+	uint8_t lo[PART_BOUND_MAX], hi[PART_BOUND_MAX];
+	size_t lol, hil;
+	part_bounds(p, lo, &lol, hi, &hil);
+	return part_count_keys(st, lo, lol, hi, hil, &p->items, &p->bytes);
 }
 
 /*

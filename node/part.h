@@ -30,10 +30,13 @@
  *   metadata key: 00 00 00 00 'P' table_id(4, BE) part_id(4, BE)
  *   value:        lo(8) last(8) epoch(8) items(8) bytes(8)
  *                 prov_rcu(8) prov_wcu(8) table_parts(4), little-endian
- * The last three fields are the table's provisioned throughput and how
- * many partitions share it (0 units: on demand), so that a restarted node
- * enforces the same ceilings before the catalog node speaks to it again.
- * A 40-byte value (written before they existed) means on demand.
+ *                 keyed(1) kfrom_len(1) kto_len(1) kfrom(64) kto(64)
+ * prov_rcu, prov_wcu and table_parts are the table's provisioned
+ * throughput and how many partitions share it (0 units: on demand), so
+ * that a restarted node enforces the same ceilings before the catalog
+ * node speaks to it again; the rest are a keyed partition's key bounds
+ * (catalog.h). Values written before those fields existed (40 bytes: on
+ * demand; 60: no key bounds) are read too.
  *
  * Token buckets are not durable: after a restart every bucket starts
  * empty, which forfeits burst credit (never grants any), as a new
@@ -48,6 +51,7 @@
 #include <stdint.h>
 
 #include "bucket.h"
+#include "catalog.h"
 #include "err.h"
 #include "heat.h"
 #include "move.h"
@@ -55,14 +59,21 @@
 #include "store.h"
 
 #define PART_META_KEY_LEN 13
-#define PART_META_VAL_LEN 60
+#define PART_META_VAL_LEN (63 + 2 * PART_KEY_MAX)
+#define PART_META_VAL_LEN_V2 60
 #define PART_META_VAL_LEN_V1 40
+/* The longest storage key that bounds a partition: prefix and bound. */
+#define PART_BOUND_MAX (12 + PART_KEY_MAX)
 
 typedef struct part {
 	uint32_t table_id;
 	uint32_t id;
 	uint64_t lo, last;
 	uint64_t epoch;
+	/* Keyed: part of hash lo == last (catalog.h's partition). */
+	bool keyed;
+	uint8_t kfrom_len, kto_len;
+	uint8_t kfrom[PART_KEY_MAX], kto[PART_KEY_MAX];
 	uint64_t items; /* guarded by mu */
 	uint64_t bytes; /* DynamoDB item sizes, summed; guarded by mu */
 	size_index sizes; /* guarded by mu (size_index.h) */
@@ -173,6 +184,30 @@ kv_err part_recount(part *p, store *st);
 void part_key_range(const part *p, uint8_t lo[12], uint8_t hi[12],
     size_t *hil);
 
+/*
+ * part_bounds writes the storage keys that bound p's items, [lo, hi),
+ * with their lengths (a keyed partition's bounds are longer than
+ * part_key_range's). Buffers of PART_BOUND_MAX bytes.
+ */
+void part_bounds(const part *p, uint8_t *lo, size_t *lol, uint8_t *hi,
+    size_t *hil);
+
+/*
+ * part_holds_key: whether storage key key[0..kl) (kl >= 12) lies in p:
+ * its hash in [lo, last], and within the key bounds of a keyed one.
+ */
+bool part_holds_key(const part *p, const uint8_t *key, size_t kl);
+
+/*
+ * part_member_locked returns the partition of p's keyed group (p itself
+ * when it is not keyed) that holds key, or NULL. Needs m->lock.
+ */
+part *part_member_locked(part_map *m, part *p, const uint8_t *key,
+    size_t kl);
+
+/* part_set_keys copies a catalog partition's key bounds into p. */
+void part_set_keys(part *p, const partition *tp);
+
 /* part_range_keys: part_key_range for hashes [lo, last] of table_id. */
 void part_range_keys(uint32_t table_id, uint64_t lo, uint64_t last,
     uint8_t klo[12], uint8_t khi[12], size_t *hil);
@@ -183,6 +218,10 @@ void part_range_keys(uint32_t table_id, uint64_t lo, uint64_t last,
  */
 kv_err part_count_range(store *st, uint32_t table_id, uint64_t lo,
     uint64_t last, uint64_t *items, uint64_t *bytes);
+
+/* part_count_keys counts the items and bytes stored in [lo, hi). */
+kv_err part_count_keys(store *st, const uint8_t *lo, size_t lol,
+    const uint8_t *hi, size_t hil, uint64_t *items, uint64_t *bytes);
 
 /* part_meta_key writes p's metadata key. */
 void part_meta_key(uint32_t table_id, uint32_t id,

@@ -10,6 +10,7 @@
  * A RocksDB iterator reads one consistent snapshot, so a page never sees
  * half of a concurrent write batch. No partition mutex is taken.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "codec.h"
@@ -27,6 +28,11 @@ typedef struct walk {
 	rpc_response *resp;
 	size_t cap;
 	bool stopped; /* by limit or size, not by the end of the range */
+	/* The partitions read (a keyed group's members; else one) and the
+	 * item bytes read in each, which each pays for. */
+	part **members;
+	uint64_t *member_bytes;
+	size_t n_members;
 } walk;
 
 static bool
@@ -67,6 +73,10 @@ visit(void *arg, const uint8_t *k, size_t kl, const uint8_t *v, size_t vl)
 	size_t len = vl - RECORD_HEADER;
 	r->scanned++;
 	r->read_bytes += record_size(v);
+	size_t m = 0;
+	while (m + 1 < w->n_members && !part_holds_key(w->members[m], k, kl))
+		m++;
+	w->member_bytes[m] += record_size(v);
 	bool pass = true;
 	if (w->filter != NULL) {
 		value decoded;
@@ -105,6 +115,57 @@ pick(const uint8_t *x, size_t xl, const uint8_t *y, size_t yl, bool larger,
 	return take_x ? x : y;
 }
 
+static int
+by_kfrom(const void *a, const void *b)
+{
+	const part *x = *(part *const *) a, *y = *(part *const *) b;
+	int c = memcmp(x->kfrom, y->kfrom, x->kfrom_len < y->kfrom_len ?
+	    x->kfrom_len : y->kfrom_len);
+	return c != 0 ? c : (int) x->kfrom_len - (int) y->kfrom_len;
+}
+
+/*
+ * The partitions [lo, hi) reads: p, or the members of p's keyed group
+ * whose keys meet the range, in key order. Needs the map lock.
+ */
+static kv_err
+members_of(node *n, part *p, const uint8_t *lo, size_t lol,
+    const uint8_t *hi, size_t hil, arena *a, walk *w)
+{
+	size_t k = 0;
+	w->members = arena_alloc(a, (n->parts.n + 1) * sizeof(*w->members));
+	w->member_bytes = arena_alloc(a, (n->parts.n + 1) *
+	    sizeof(*w->member_bytes));
+	if (w->members == NULL || w->member_bytes == NULL)
+		return KV_ENOMEM;
+	if (!p->keyed) {
+		w->members[k++] = p;
+	} else {
+		for (size_t i = 0; i < n->parts.n; i++) {
+			part *q = n->parts.p[i];
+			if (q->table_id != p->table_id || !q->keyed ||
+			    q->lo != p->lo)
+				continue;
+			uint8_t qlo[PART_BOUND_MAX], qhi[PART_BOUND_MAX];
+			size_t qlol, qhil;
+			part_bounds(q, qlo, &qlol, qhi, &qhil);
+			/* Meets [lo, hi): qlo < hi and lo < qhi. */
+			int c1 = memcmp(qlo, hi, qlol < hil ? qlol : hil);
+			int c2 = memcmp(lo, qhi, lol < qhil ? lol : qhil);
+			bool before_hi = c1 < 0 || (c1 == 0 && qlol < hil);
+			bool after_lo = c2 < 0 || (c2 == 0 && lol < qhil);
+			if (before_hi && after_lo)
+				w->members[k++] = q;
+		}
+		qsort(w->members, k, sizeof(*w->members), by_kfrom);
+		if (k == 0)
+			w->members[k++] = p; /* an empty range: nothing read */
+	}
+	memset(w->member_bytes, 0, k * sizeof(*w->member_bytes));
+	w->n_members = k;
+	return KV_OK;
+}
+
 void
 range_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 {
@@ -132,9 +193,6 @@ range_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 	    memcmp(req->range_lo, req->range_hi, KEYENC_PREFIX) == 0)
 		coll = req->range_lo;
 	size_t colll = coll != NULL ? req->range_lo_len : 0;
-	if ((resp->code = throttle_admit(n, p, false, coll, colll, resp)) !=
-	    KV_OK)
-		goto out;
 	/* The partition's own key range: [table|lo, table|last+1). */
 	part_key_range(p, plo, phi, &phil);
 	size_t lol, hil;
@@ -147,6 +205,18 @@ range_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 		hil = phil;
 	walk w = { .a = a, .filter = filter, .limit = req->limit,
 		.max_bytes = req->max_bytes, .resp = resp };
+	/*
+	 * A keyed group is read as one (the router names its first
+	 * member): each member the range reaches must admit the read, and
+	 * pays for what was read in its keys.
+	 */
+	if ((resp->code = members_of(n, p, lo, lol, hi, hil, a, &w)) !=
+	    KV_OK)
+		goto out;
+	for (size_t i = 0; i < w.n_members; i++)
+		if ((resp->code = throttle_admit(n, w.members[i], false, coll,
+		    colll, resp)) != KV_OK)
+			goto out;
 	resp->code = KV_OK;
 	kv_err rv = req->backward ?
 	    store_scan_rev(n->st, lo, lol, hi, hil, visit, &w) :
@@ -154,8 +224,11 @@ range_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 	if (rv != KV_OK)
 		resp->code = rv;
 	/* What was read is paid for, whether the filter kept it or not. */
-	throttle_charge(n, p, false, coll, colll,
-	    capacity_read_half_units(resp->read_bytes, req->consistent));
+	for (size_t i = 0; i < w.n_members; i++)
+		if (w.n_members == 1 || w.member_bytes[i] > 0)
+			throttle_charge(n, w.members[i], false, coll, colll,
+			    capacity_read_half_units(w.member_bytes[i],
+			    req->consistent));
 out:
 	pthread_rwlock_unlock(&n->parts.lock);
 }

@@ -193,6 +193,70 @@ split_part(table *t, size_t at, const uint64_t *cuts, size_t n_cuts)
 	return KV_OK;
 }
 
+static int
+key_order(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
+{
+	int c = memcmp(a, b, al < bl ? al : bl);
+	return c != 0 ? c : al < bl ? -1 : al > bl;
+}
+
+/*
+ * Replaces t->parts[at], a partition of a single hash, by the keyed
+ * partitions the key cuts kc[0..n) make of it (catalog.h), with new ids,
+ * on its owner, at the next epoch. The cuts are checked: each strictly
+ * inside the partition's keys, in increasing order.
+ */
+static kv_err
+split_keyed(table *t, size_t at, const uint8_t *const *kc, const size_t *kcl,
+    size_t n)
+{
+	partition old = t->parts[at];
+	if (old.lo != old.last || n == 0)
+		return KV_EINVAL;
+	for (size_t k = 0; k < n; k++)
+		if (kcl[k] == 0 || kcl[k] > PART_KEY_MAX ||
+		    (old.kfrom_len > 0 && key_order(kc[k], kcl[k], old.kfrom,
+		    old.kfrom_len) <= 0) ||
+		    (old.kto_len > 0 && key_order(kc[k], kcl[k], old.kto,
+		    old.kto_len) >= 0) ||
+		    (k > 0 && key_order(kc[k], kcl[k], kc[k - 1],
+		    kcl[k - 1]) <= 0))
+			return KV_EINVAL;
+	partition *np = calloc(t->n_parts + n, sizeof(*np));
+	if (np == NULL)
+		return KV_ENOMEM;
+	uint32_t next = 0;
+	for (size_t i = 0; i < t->n_parts; i++)
+		if (t->parts[i].id >= next)
+			next = t->parts[i].id + 1;
+	memcpy(np, t->parts, at * sizeof(*np));
+	for (size_t k = 0; k <= n; k++) {
+		partition *p = &np[at + k];
+		*p = (partition) { .id = next++, .lo = old.lo, .last = old.last,
+		    .node = old.node, .epoch = old.epoch + 1, .keyed = true };
+		if (k == 0) {
+			p->kfrom_len = old.kfrom_len;
+			memcpy(p->kfrom, old.kfrom, old.kfrom_len);
+		} else {
+			p->kfrom_len = (uint8_t) kcl[k - 1];
+			memcpy(p->kfrom, kc[k - 1], kcl[k - 1]);
+		}
+		if (k == n) {
+			p->kto_len = old.kto_len;
+			memcpy(p->kto, old.kto, old.kto_len);
+		} else {
+			p->kto_len = (uint8_t) kcl[k];
+			memcpy(p->kto, kc[k], kcl[k]);
+		}
+	}
+	memcpy(np + at + n + 1, t->parts + at + 1,
+	    (t->n_parts - at - 1) * sizeof(*np));
+	free(t->parts);
+	t->parts = np;
+	t->n_parts += n;
+	return KV_OK;
+}
+
 /* Appends "s" to a growing JSON text; false when memory runs out. */
 typedef struct jbuf {
 	char *s;
@@ -312,7 +376,23 @@ reshape_split(node *n, const rpc_request *req, arena *a,
 	}
 	const uint64_t *cuts = req->cuts;
 	size_t n_cuts = req->n_cuts;
-	if (n_cuts == 0) {
+	if (req->range_lo_len > 0) {
+		/*
+		 * On the sort key, inside one item collection: its partition
+		 * serves through several (no local secondary index exists to
+		 * bind a collection to one partition).
+		 */
+		const uint8_t *kc[2] = { req->range_lo, req->range_hi };
+		size_t kcl[2] = { req->range_lo_len, req->range_hi_len };
+		n_cuts = req->range_hi != NULL && req->range_hi_len > 0 ? 2 : 1;
+		if ((resp->code = split_keyed(t, at, kc, kcl, n_cuts)) !=
+		    KV_OK) {
+			if (resp->code == KV_EINVAL)
+				resp->message = "a key cut must lie inside the "
+				    "keys of a partition of a single hash";
+			goto out;
+		}
+	} else if (n_cuts == 0) {
 		if (old.lo == old.last) {
 			resp->code = KV_EINVAL;
 			resp->message = "a partition of a single hash cannot "
@@ -323,7 +403,8 @@ reshape_split(node *n, const rpc_request *req, arena *a,
 		cuts = &mid;
 		n_cuts = 1;
 	}
-	if ((resp->code = split_part(t, at, cuts, n_cuts)) != KV_OK) {
+	if (req->range_lo_len == 0 && (resp->code = split_part(t, at, cuts,
+	    n_cuts)) != KV_OK) {
 		if (resp->code == KV_EINVAL)
 			resp->message = "each cut must lie inside the "
 			    "partition, in increasing order";
@@ -334,8 +415,18 @@ reshape_split(node *n, const rpc_request *req, arena *a,
 	for (size_t k = 0; k <= n_cuts; k++) {
 		const partition *p = &t->parts[at + k];
 		jb_add(&ev, "%s{\"part\":%u,\"lo\":\"%016" PRIx64 "\","
-		    "\"last\":\"%016" PRIx64 "\"}", k > 0 ? "," : "", p->id,
+		    "\"last\":\"%016" PRIx64 "\"", k > 0 ? "," : "", p->id,
 		    p->lo, p->last);
+		if (p->keyed) {
+			jb_add(&ev, ",\"key_from\":\"");
+			for (size_t b = 0; b < p->kfrom_len; b++)
+				jb_add(&ev, "%02x", p->kfrom[b]);
+			jb_add(&ev, "\",\"key_to\":\"");
+			for (size_t b = 0; b < p->kto_len; b++)
+				jb_add(&ev, "%02x", p->kto[b]);
+			jb_add(&ev, "\"");
+		}
+		jb_add(&ev, "}");
 	}
 	jb_add(&ev, "],\"hot_keys\":[");
 	for (size_t k = 0; k < req->n_subs; k++) {
@@ -689,6 +780,11 @@ reshape_move(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 	} else if (req->node == p->node) {
 		resp->code = KV_EINVAL;
 		resp->message = "the partition is on that node already";
+	} else if (p->keyed) {
+		/* A keyed group lives on one node (catalog.h). */
+		resp->code = KV_EINVAL;
+		resp->message = "a partition of part of one item collection "
+		    "stays with the rest of it";
 	} else if ((resp->code = table_copy(t, &snap)) == KV_OK) {
 		m = (move_rec) { .table_id = t->id, .part = p->id,
 		    .from = p->node, .to = req->node, .epoch = p->epoch,
@@ -1097,7 +1193,7 @@ place_one(node *n, uint32_t table_id, uint32_t part)
 	const table *t = find_by_id(n->cat->cat, table_id);
 	for (size_t i = 0; t != NULL && t->status == TABLE_ACTIVE &&
 	    i < t->n_parts; i++) {
-		if (t->parts[i].id != part)
+		if (t->parts[i].id != part || t->parts[i].keyed)
 			continue;
 		uint32_t from = t->parts[i].node;
 		count_parts_locked(n, count);
@@ -1186,6 +1282,7 @@ reshape_node(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 	char why[256] = "";
 	size_t moved = 0;
 	int failures = 0;
+	bool keyed_left = false;
 
 	if (cs == NULL || (req->limit != RPC_NODE_ADD &&
 	    req->limit != RPC_NODE_DRAIN)) {
@@ -1227,12 +1324,17 @@ reshape_node(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 		uint32_t tid = 0, part = 0;
 		int to = -1;
 		bool waiting = false;
+		keyed_left = false;
 		pthread_mutex_lock(&cs->mu);
 		count_parts_locked(n, count);
 		for (size_t t = 0; to < 0 && t < cs->cat->n_tables; t++) {
 			const table *tb = &cs->cat->tables[t];
 			for (size_t i = 0; to < 0 && i < tb->n_parts; i++) {
 				uint32_t o = tb->parts[i].node;
+				if (tb->parts[i].keyed) {
+					keyed_left |= o == nd && !add;
+					continue; /* stays with its group */
+				}
 				if (add) {
 					/* From the fullest node, while it holds
 					 * two more than the new one. */
@@ -1281,8 +1383,10 @@ reshape_node(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 		snprintf(msg, sizeof(msg), "moved %zu partitions, then a move "
 		    "failed three times: %s", moved, why);
 	} else {
-		snprintf(msg, sizeof(msg), "moved %zu partition%s %s node %u",
-		    moved, moved == 1 ? "" : "s", add ? "onto" : "off", nd);
+		snprintf(msg, sizeof(msg), "moved %zu partition%s %s node %u%s",
+		    moved, moved == 1 ? "" : "s", add ? "onto" : "off", nd,
+		    keyed_left ? " (partitions split on the sort key stay: "
+		    "such a group does not move)" : "");
 	}
 	resp->message = arena_dup(a, msg, strlen(msg));
 	fprintf(stderr, "kv-node %u: %s\n", n->index, msg);

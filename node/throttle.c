@@ -124,7 +124,7 @@ throttle_admit(node *n, part *p, bool write, const uint8_t *key,
 	bool ok = bucket_admit(write ? &p->wr : &p->rd, now);
 	if (!ok)
 		heat_note(&p->heat, key, key_len, write, 0, true,
-		    now / 1000000000);
+		    p->lo == p->last, now / 1000000000);
 	bool binds = write ? p->wr_prov_binds : p->rd_prov_binds;
 	bool prov = p->prov_rcu != 0 || p->prov_wcu != 0;
 	pthread_mutex_unlock(&p->cap_mu);
@@ -146,7 +146,7 @@ throttle_charge(node *n, part *p, bool write, const uint8_t *key,
 	pthread_mutex_lock(&p->cap_mu);
 	bucket_charge(write ? &p->wr : &p->rd, half_units, now);
 	heat_note(&p->heat, key, key_len, write, half_units, false,
-	    now / 1000000000);
+	    p->lo == p->last, now / 1000000000);
 	pthread_mutex_unlock(&p->cap_mu);
 }
 

@@ -71,6 +71,11 @@ wire_table_to_pb(const table *t, pb_table_buf *b)
 			p->last = t->parts[i].last;
 			p->node = t->parts[i].node;
 			p->epoch = t->parts[i].epoch;
+			p->keyed = t->parts[i].keyed;
+			p->kfrom.data = (uint8_t *) t->parts[i].kfrom;
+			p->kfrom.len = t->parts[i].kfrom_len;
+			p->kto.data = (uint8_t *) t->parts[i].kto;
+			p->kto.len = t->parts[i].kto_len;
 			b->partp[i] = p;
 		}
 		b->t.n_parts = t->n_parts;
@@ -161,6 +166,20 @@ wire_table_from_pb(const Kv__Table *pb, table *t)
 			t->parts[i].last = p->last;
 			t->parts[i].node = p->node;
 			t->parts[i].epoch = p->epoch;
+			t->parts[i].keyed = p->keyed;
+			if (p->kfrom.len > PART_KEY_MAX ||
+			    p->kto.len > PART_KEY_MAX) {
+				rv = KV_PROTO;
+				goto fail;
+			}
+			t->parts[i].kfrom_len = (uint8_t) p->kfrom.len;
+			t->parts[i].kto_len = (uint8_t) p->kto.len;
+			if (p->kfrom.len > 0)
+				memcpy(t->parts[i].kfrom, p->kfrom.data,
+				    p->kfrom.len);
+			if (p->kto.len > 0)
+				memcpy(t->parts[i].kto, p->kto.data,
+				    p->kto.len);
 		}
 		t->n_parts = pb->n_parts;
 		if (!table_parts_valid(t)) {

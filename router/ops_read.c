@@ -846,6 +846,9 @@ ops_read_scan(api_ctx *c, json_t *body, reply *out)
 			const partition *p = &parts[i];
 			if (p->last < hlo || p->lo > hlast)
 				continue;
+			/* A keyed group is read through its first member. */
+			if (p->keyed && p->kfrom_len > 0)
+				continue;
 			uint64_t from = p->lo > hlo ? p->lo : hlo;
 			uint64_t to = p->last < hlast ? p->last : hlast;
 			uint8_t lo[KEYENC_PREFIX], hi[KEYENC_PREFIX];

@@ -420,3 +420,83 @@ Test(catalog, clone_of_an_empty_catalog)
 	catalog_free(copy);
 	catalog_free(NULL);
 }
+
+/*
+ * A table of 4 partitions whose second hash range is cut down to one hash
+ * h, split on the sort key into keyed partitions at key bounds "b", "d"
+ * (layout: [0, h-1] [h, h: ..b) [h, h: b..d) [h, h: d..) [h+1, ...] ...).
+ */
+static void
+keyed_table(table *t)
+{
+	memset(t, 0, sizeof(*t));
+	cr_assert_eq(table_split_even(t, 3, 0, 3), KV_OK);
+	uint64_t h = t->parts[1].lo;
+	partition *np = calloc(6, sizeof(*np));
+	cr_assert_not_null(np);
+	np[0] = t->parts[0];
+	np[1] = (partition) { .id = 3, .lo = h, .last = h, .node = 1,
+	    .epoch = 2, .keyed = true, .kto_len = 1, .kto = { 'b' } };
+	np[2] = (partition) { .id = 4, .lo = h, .last = h, .node = 1,
+	    .epoch = 2, .keyed = true, .kfrom_len = 1, .kfrom = { 'b' },
+	    .kto_len = 1, .kto = { 'd' } };
+	np[3] = (partition) { .id = 5, .lo = h, .last = h, .node = 1,
+	    .epoch = 2, .keyed = true, .kfrom_len = 1, .kfrom = { 'd' } };
+	np[4] = t->parts[1];
+	np[4].lo = h + 1;
+	np[5] = t->parts[2];
+	free(t->parts);
+	t->parts = np;
+	t->n_parts = 6;
+}
+
+Test(catalog, keyed_group_is_valid_and_routes_by_its_first_member)
+{
+	table t;
+	keyed_table(&t);
+	cr_assert(table_parts_valid(&t));
+	uint64_t h = t.parts[1].lo;
+	const partition *p = table_partition_for(&t, h);
+	cr_assert_eq(p->id, 3, "the group answers by its first member");
+	cr_assert_eq(table_partition_for(&t, h - 1)->id, 0);
+	cr_assert_eq(table_partition_for(&t, h + 1)->id, 1);
+	table_fini(&t);
+}
+
+Test(catalog, keyed_groups_that_do_not_fit_are_refused)
+{
+	table t;
+	/* A gap between two members' keys. */
+	keyed_table(&t);
+	t.parts[2].kfrom[0] = 'c';
+	cr_assert(!table_parts_valid(&t));
+	table_fini(&t);
+	/* A group that does not start at the first key. */
+	keyed_table(&t);
+	t.parts[1].kfrom_len = 1;
+	t.parts[1].kfrom[0] = 'a';
+	cr_assert(!table_parts_valid(&t));
+	table_fini(&t);
+	/* A group that does not reach the last key. */
+	keyed_table(&t);
+	t.parts[3].kto_len = 1;
+	t.parts[3].kto[0] = 'z';
+	cr_assert(!table_parts_valid(&t));
+	table_fini(&t);
+	/* Members on two nodes. */
+	keyed_table(&t);
+	t.parts[2].node = 2;
+	cr_assert(!table_parts_valid(&t));
+	table_fini(&t);
+	/* A keyed partition of more than one hash. */
+	keyed_table(&t);
+	t.parts[3].last++;
+	t.parts[4].lo++;
+	cr_assert(!table_parts_valid(&t));
+	table_fini(&t);
+	/* Key bounds on a partition that is not keyed. */
+	keyed_table(&t);
+	t.parts[0].kto_len = 1;
+	cr_assert(!table_parts_valid(&t));
+	table_fini(&t);
+}

@@ -200,3 +200,96 @@ def test_borrowing_lifts_a_partition_above_its_share(cluster, ddb):
         p = served(cluster, name, "b")
     assert p["write_throttled_per_s"] > 0, p
     assert p["wcu_per_s"] <= 40 * 1.25, p
+
+
+def test_hot_collection_splits_on_the_sort_key(cluster, ddb):
+    """One hot item collection with many sort keys (and no local
+    secondary index): after it is alone in a partition of its hash, that
+    partition splits on the sort key, so the collection is served by
+    several partitions, each with its own ceiling; Query over it spans
+    them in order, forwards and backwards, with correct paging."""
+    import threading
+    import uuid
+    name = "coll-" + uuid.uuid4().hex[:8]
+    ddb.create_table(TableName=name, AttributeDefinitions=[
+        {"AttributeName": "pk", "AttributeType": "S"},
+        {"AttributeName": "sk", "AttributeType": "N"}],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
+                   {"AttributeName": "sk", "KeyType": "RANGE"}],
+        BillingMode="PAY_PER_REQUEST")
+    ddb.get_waiter("table_exists").wait(
+        TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 20})
+    h = key_hash("hot")
+    n_items = 120
+    stop = threading.Event()
+    acked = {}
+
+    def writer(w):
+        c = cluster.client()
+        i = w
+        while not stop.is_set():
+            sk = i % n_items
+            i += 3
+            try:
+                c.update_item(TableName=name, Key={
+                    "pk": {"S": "hot"}, "sk": {"N": str(sk)}},
+                    UpdateExpression="ADD n :one",
+                    ExpressionAttributeValues={":one": {"N": "1"}})
+                acked[sk] = acked.get(sk, 0) + 1
+            except Exception as e:  # noqa: BLE001
+                if "Throttl" not in repr(e) and \
+                        "ProvisionedThroughput" not in repr(e):
+                    raise
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        def keyed():
+            parts = [p for p in cluster.table_map(name)
+                     if p["lo"] == p["last"] == h and "key_from" in p]
+            return len(parts) >= 2 and parts
+        parts = wait_until(keyed, timeout=40, what="a split on the sort key")
+        time.sleep(3)  # the collection served by several partitions
+        served = [p for p in cluster.table_map(name)
+                  if p["lo"] == p["last"] == h]
+        admitted = sum(p.get("wcu_per_s", 0) for p in served)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(30)
+    assert len({p["node"] for p in parts}) == 1
+    ev = [e for e in cluster.events() if e["table"] == name and
+          any("key_from" in x for x in e.get("into", []))]
+    assert ev and ev[0]["kind"] == "split", ev
+    # Several partitions with a ceiling each: above one partition's.
+    assert admitted > 1.2 * WCU, (admitted, served)
+    # Every item, once, in order, through pages that cross the cuts.
+    for forward in (True, False):
+        got, kw = [], {"TableName": name, "Limit": 7,
+                       "KeyConditionExpression": "pk = :p",
+                       "ExpressionAttributeValues": {":p": {"S": "hot"}},
+                       "ScanIndexForward": forward, "ConsistentRead": True}
+        while True:
+            r = ddb.query(**kw)
+            got += [int(i["sk"]["N"]) for i in r["Items"]]
+            if "LastEvaluatedKey" not in r:
+                break
+            kw["ExclusiveStartKey"] = r["LastEvaluatedKey"]
+        want = sorted(acked) if forward else sorted(acked, reverse=True)
+        assert got == want, (forward, got[:20])
+    for sk, n in acked.items():
+        it = ddb.get_item(TableName=name, ConsistentRead=True, Key={
+            "pk": {"S": "hot"}, "sk": {"N": str(sk)}})["Item"]
+        assert int(it["n"]["N"]) >= n
+    # A range of sort keys across the cuts, and the items' count.
+    r = ddb.query(TableName=name, KeyConditionExpression=
+                  "pk = :p AND sk BETWEEN :a AND :b",
+                  ExpressionAttributeValues={":p": {"S": "hot"},
+                                             ":a": {"N": "10"},
+                                             ":b": {"N": "100"}},
+                  ConsistentRead=True)
+    assert [int(i["sk"]["N"]) for i in r["Items"]] == [
+        k for k in sorted(acked) if 10 <= k <= 100]
+    scanned = ddb.scan(TableName=name, Select="COUNT", ConsistentRead=True)
+    assert scanned["Count"] == len(acked)
+    assert sum(p["items"] for p in cluster.table_map(name)) == len(acked)

@@ -102,9 +102,9 @@ Test(heat, note_counts_totals_and_the_key)
 	heat ht = { 0 };
 	skey a = s_key("PROD#1");
 
-	heat_note(&ht, a.k, a.kl, true, 6, false, T0);
-	heat_note(&ht, a.k, a.kl, false, 3, false, T0);
-	heat_note(&ht, a.k, a.kl, true, 0, true, T0);
+	heat_note(&ht, a.k, a.kl, true, 6, false, false, T0);
+	heat_note(&ht, a.k, a.kl, false, 3, false, false, T0);
+	heat_note(&ht, a.k, a.kl, true, 0, true, false, T0);
 	cr_assert_eq(ht.wr, 6);
 	cr_assert_eq(ht.rd, 3);
 	cr_assert_eq(ht.throttled, 1);
@@ -128,8 +128,8 @@ Test(heat, note_keeps_one_entry_per_hash_across_sort_keys)
 	skey a = key_of(&pk, &s1), b = key_of(&pk, &s2);
 	char t[64];
 
-	heat_note(&ht, a.k, a.kl, true, 2, false, T0);
-	heat_note(&ht, b.k, b.kl, true, 4, false, T0);
+	heat_note(&ht, a.k, a.kl, true, 2, false, false, T0);
+	heat_note(&ht, b.k, b.kl, true, 4, false, false, T0);
 	cr_assert_eq(ht.n, 1);
 	cr_assert_eq(ht.top[0].h, a.h);
 	cr_assert_eq(ht.top[0].wr, 6);
@@ -144,8 +144,8 @@ Test(heat, note_without_a_key_counts_the_totals_only)
 	heat ht = { 0 };
 	uint8_t prefix[KEYENC_PREFIX] = { 0, 0, 0, 1 };
 
-	heat_note(&ht, NULL, 0, true, 5, false, T0);
-	heat_note(&ht, prefix, sizeof(prefix), false, 7, true, T0);
+	heat_note(&ht, NULL, 0, true, 5, false, false, T0);
+	heat_note(&ht, prefix, sizeof(prefix), false, 7, true, false, T0);
 	cr_assert_eq(ht.wr, 5);
 	cr_assert_eq(ht.rd, 7);
 	cr_assert_eq(ht.throttled, 1);
@@ -159,7 +159,7 @@ Test(heat, note_fills_one_entry_per_key_up_to_topk)
 		char name[16];
 		snprintf(name, sizeof(name), "k%d", i);
 		skey k = s_key(name);
-		heat_note(&ht, k.k, k.kl, true, 1 + (uint64_t) i, false, T0);
+		heat_note(&ht, k.k, k.kl, true, 1 + (uint64_t) i, false, false, T0);
 		cr_assert_eq(ht.n, (size_t) i + 1);
 		cr_assert_not_null(entry(&ht, k.h));
 		cr_assert_eq(entry(&ht, k.h)->err, 0, "no eviction yet");
@@ -177,10 +177,10 @@ Test(heat, note_evicts_the_lightest_and_carries_its_weight_as_err)
 		keys[i] = s_key(name);
 		/* k3 is the lightest (weight 2); the rest weigh 10. */
 		heat_note(&ht, keys[i].k, keys[i].kl, true, i == 3 ? 2 : 10,
-		    false, T0);
+		    false, false, T0);
 	}
 	skey late = s_key("late");
-	heat_note(&ht, late.k, late.kl, false, 1, false, T0);
+	heat_note(&ht, late.k, late.kl, false, 1, false, false, T0);
 	cr_assert_eq(ht.n, HEAT_TOPK);
 	cr_assert_null(entry(&ht, keys[3].h), "the lightest made way");
 	const heat_key *e = entry(&ht, late.h);
@@ -225,7 +225,7 @@ static void
 stream_note(stream *s, int i, uint64_t half_units, bool throttled)
 {
 	heat_note(&s->ht, s->keys[i].k, s->keys[i].kl, (i & 1) != 0,
-	    half_units, throttled, T0);
+	    half_units, throttled, false, T0);
 	s->truth[i] += half_units + (throttled ? 2 : 0);
 	s->total += half_units + (throttled ? 2 : 0);
 }
@@ -317,13 +317,13 @@ Test(heat, counts_halve_after_decay_seconds)
 	heat ht = { 0 };
 	skey a = s_key("PROD#1");
 
-	heat_note(&ht, a.k, a.kl, true, 100, false, T0);
-	heat_note(&ht, a.k, a.kl, false, 40, true, T0);
+	heat_note(&ht, a.k, a.kl, true, 100, false, false, T0);
+	heat_note(&ht, a.k, a.kl, false, 40, true, false, T0);
 	/* Just before: nothing changes. */
-	heat_note(&ht, NULL, 0, true, 0, false, T0 + HEAT_DECAY_S - 1);
+	heat_note(&ht, NULL, 0, true, 0, false, false, T0 + HEAT_DECAY_S - 1);
 	cr_assert_eq(ht.wr, 100);
 	cr_assert_eq(ht.rd, 40);
-	heat_note(&ht, NULL, 0, true, 0, false, T0 + HEAT_DECAY_S);
+	heat_note(&ht, NULL, 0, true, 0, false, false, T0 + HEAT_DECAY_S);
 	cr_assert_eq(ht.wr, 50);
 	cr_assert_eq(ht.rd, 20);
 	cr_assert_eq(ht.throttled, 0, "1 / 2");
@@ -341,14 +341,14 @@ Test(heat, decay_halves_once_per_period_missed)
 	heat ht = { 0 };
 	skey a = s_key("PROD#1");
 
-	heat_note(&ht, a.k, a.kl, true, 800, false, T0);
+	heat_note(&ht, a.k, a.kl, true, 800, false, false, T0);
 	/* 2.5 periods: two halvings, the half period still counts on. */
-	heat_note(&ht, NULL, 0, true, 0, false, T0 + 5 * HEAT_DECAY_S / 2);
+	heat_note(&ht, NULL, 0, true, 0, false, false, T0 + 5 * HEAT_DECAY_S / 2);
 	cr_assert_eq(ht.wr, 200);
 	cr_assert_eq(entry(&ht, a.h)->wr, 200);
-	heat_note(&ht, NULL, 0, true, 0, false, T0 + 3 * HEAT_DECAY_S - 1);
+	heat_note(&ht, NULL, 0, true, 0, false, false, T0 + 3 * HEAT_DECAY_S - 1);
 	cr_assert_eq(ht.wr, 200);
-	heat_note(&ht, NULL, 0, true, 0, false, T0 + 3 * HEAT_DECAY_S);
+	heat_note(&ht, NULL, 0, true, 0, false, false, T0 + 3 * HEAT_DECAY_S);
 	cr_assert_eq(ht.wr, 100);
 	cr_assert_eq(entry(&ht, a.h)->weight, 100);
 	free(a.k);
@@ -359,12 +359,12 @@ Test(heat, decay_to_nothing_empties_the_sketch)
 	heat ht = { 0 };
 	skey a = s_key("PROD#1"), b = s_key("PROD#2");
 
-	heat_note(&ht, a.k, a.kl, true, 3, false, T0);
+	heat_note(&ht, a.k, a.kl, true, 3, false, false, T0);
 	/* A long quiet (a year): quick, and the sketch starts over. */
-	heat_note(&ht, NULL, 0, true, 0, false, T0 + 365LL * 86400);
+	heat_note(&ht, NULL, 0, true, 0, false, false, T0 + 365LL * 86400);
 	cr_assert_eq(ht.wr, 0);
 	cr_assert_eq(ht.n, 0);
-	heat_note(&ht, b.k, b.kl, true, 2, false, T0 + 365LL * 86400 + 1);
+	heat_note(&ht, b.k, b.kl, true, 2, false, false, T0 + 365LL * 86400 + 1);
 	cr_assert_eq(ht.n, 1);
 	cr_assert_eq(ht.top[0].h, b.h);
 	cr_assert_eq(ht.top[0].err, 0);
@@ -503,8 +503,8 @@ Test(heat, cuts_hot_item_fed_by_heat_note)
 		char name[16];
 		snprintf(name, sizeof(name), "fan#%d", i);
 		skey k = s_key(name);
-		heat_note(&ht, k.k, k.kl, true, 2, false, T0);
-		heat_note(&ht, hot.k, hot.kl, true, 4, false, T0);
+		heat_note(&ht, k.k, k.kl, true, 2, false, false, T0);
+		heat_note(&ht, hot.k, hot.kl, true, 4, false, false, T0);
 		free(k.k);
 	}
 	/* 200 of 300 half units on one key; its hash is not 0 or ~0. */
@@ -849,7 +849,7 @@ key_entry(const value *pk)
 {
 	heat ht = { 0 };
 	skey k = key_of(pk, NULL);
-	heat_note(&ht, k.k, k.kl, true, 1, false, T0);
+	heat_note(&ht, k.k, k.kl, true, 1, false, false, T0);
 	free(k.k);
 	cr_assert_eq(ht.n, 1);
 	return ht.top[0];
@@ -907,7 +907,7 @@ Test(heat, key_text_of_a_long_key_is_cut_short)
 	value pk = bytes_value(VAL_S, s, sizeof(s));
 	heat_key k = key_entry(&pk);
 	cr_assert_eq(k.pk_len, HEAT_PK_MAX);
-	char t[128], want[64];
+	char t[128], want[128];
 	heat_key_text(&k, t, sizeof(t));
 	/* The tag and HEAT_PK_MAX - 1 characters. */
 	snprintf(want, sizeof(want), "S:%.*s", HEAT_PK_MAX - 1, s);
@@ -983,4 +983,90 @@ Test(heat, key_text_of_no_key_is_empty)
 	memset(&k, 0, sizeof(k));
 	heat_key_text(&k, t, sizeof(t));
 	cr_assert_str_eq(t, "");
+}
+
+/* ---- heat_key_cuts: splits on the sort key ---- */
+
+/* A storage key of collection "hot", sort key sk (N); k.k is owned. */
+static skey
+sk_key(long sk)
+{
+	value pk = bytes_value(VAL_S, "hot", 3);
+	char num[32];
+	snprintf(num, sizeof(num), "%ld", sk);
+	number nb;
+	const char *msg;
+	cr_assert_eq(number_parse(num, strlen(num), &nb, &msg), KV_OK);
+	value v;
+	memset(&v, 0, sizeof(v));
+	v.type = VAL_N;
+	v.u.num = &nb;
+	skey k;
+	cr_assert_eq(keyenc_item_key(1, &pk, &v, &k.k, &k.kl), KV_OK);
+	return k;
+}
+
+Test(heat, key_cuts_leave_a_hot_item_alone)
+{
+	heat ht = { 0 };
+	skey hot = sk_key(50);
+	for (long i = 0; i < 10; i++) {
+		skey k = sk_key(i);
+		heat_note(&ht, k.k, k.kl, true, 2, false, true, T0);
+		free(k.k);
+	}
+	heat_note(&ht, hot.k, hot.kl, true, 100, false, true, T0);
+	uint8_t cut[2][HEAT_PK_MAX];
+	size_t len[2];
+	bool item;
+	cr_assert_eq(heat_key_cuts(&ht, NULL, 0, NULL, 0, true, cut, len,
+	    &item), 2);
+	cr_assert(item);
+	size_t sl = hot.kl - KEYENC_PREFIX;
+	cr_assert_eq(len[0], sl);
+	cr_assert_eq(memcmp(cut[0], hot.k + KEYENC_PREFIX, sl), 0);
+	cr_assert_eq(len[1], sl + 1);
+	cr_assert_eq(cut[1][sl], 0, "just after the key: nothing between");
+	/* Already alone in [key, key 00): nothing to cut. */
+	cr_assert_eq(heat_key_cuts(&ht, cut[0], len[0], cut[1], len[1], true,
+	    cut, len, &item), 0);
+	free(hot.k);
+}
+
+Test(heat, key_cuts_halve_an_even_collection)
+{
+	heat ht = { 0 };
+	for (long i = 0; i < 12; i++) {
+		skey k = sk_key(i);
+		heat_note(&ht, k.k, k.kl, true, 10, false, true, T0);
+		free(k.k);
+	}
+	uint8_t cut[2][HEAT_PK_MAX];
+	size_t len[2];
+	bool item;
+	cr_assert_eq(heat_key_cuts(&ht, NULL, 0, NULL, 0, true, cut, len,
+	    &item), 1);
+	cr_assert(!item);
+	/* The cut is a key of the collection near its middle (sk 6 or 7). */
+	skey six = sk_key(6), seven = sk_key(7);
+	bool at6 = len[0] == six.kl - KEYENC_PREFIX && memcmp(cut[0],
+	    six.k + KEYENC_PREFIX, len[0]) == 0;
+	bool at7 = len[0] == seven.kl - KEYENC_PREFIX && memcmp(cut[0],
+	    seven.k + KEYENC_PREFIX, len[0]) == 0;
+	cr_assert(at6 || at7);
+	free(six.k);
+	free(seven.k);
+}
+
+Test(heat, key_cuts_need_two_keys)
+{
+	heat ht = { 0 };
+	skey k = sk_key(3);
+	heat_note(&ht, k.k, k.kl, true, 100, false, true, T0);
+	free(k.k);
+	uint8_t cut[2][HEAT_PK_MAX];
+	size_t len[2];
+	bool item;
+	cr_assert_eq(heat_key_cuts(&ht, NULL, 0, NULL, 0, true, cut, len,
+	    &item), 0);
 }

@@ -275,6 +275,18 @@ inside(const uint8_t *k, size_t kl, const uint8_t *from, size_t from_len,
 	    to_len) < 0);
 }
 
+/*
+ * What a key asked for in one dimension, in half units: what it consumed
+ * and one unit for each request refused. Inside a single hot collection
+ * most requests may be throttled, so consumption alone would see only
+ * the few that got through.
+ */
+static uint64_t
+demand(const heat_key *k, bool write)
+{
+	return (write ? k->wr : k->rd) + 2 * k->throttled;
+}
+
 size_t
 heat_key_cuts(const heat *ht, const uint8_t *from, size_t from_len,
     const uint8_t *to, size_t to_len, bool write,
@@ -286,18 +298,17 @@ heat_key_cuts(const heat *ht, const uint8_t *from, size_t from_len,
 
 	*hot_item = false;
 	for (size_t i = 0; i < ht->n; i++) {
-		uint64_t u = write ? ht->top[i].wr : ht->top[i].rd;
-		if (u == 0 || !ht->top[i].exact)
+		if (demand(&ht->top[i], write) == 0 || !ht->top[i].exact)
 			continue;
 		keys[n++] = ht->top[i];
-		total += u;
+		total += demand(&ht->top[i], write);
 	}
 	/* One key seen: it is alone already (nothing to cut it from). */
 	if (total <= 0 || n < 2)
 		return 0;
 	qsort(keys, n, sizeof(keys[0]), by_key_bytes);
 	for (size_t i = 0; i < n; i++) {
-		uint64_t u = write ? keys[i].wr : keys[i].rd;
+		uint64_t u = demand(&keys[i], write);
 		if ((long double) u * 2 < total)
 			continue;
 		/* The key alone: [key, key 00), nothing lies between. */
@@ -323,7 +334,7 @@ heat_key_cuts(const heat *ht, const uint8_t *from, size_t from_len,
 	/* Else where the weight, in key order, passes half. */
 	long double seen = 0;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t u = write ? keys[i].wr : keys[i].rd;
+		uint64_t u = demand(&keys[i], write);
 		if (seen > 0 && (seen + u) * 2 > total &&
 		    inside(keys[i].pk, keys[i].pk_len, from, from_len, to,
 		    to_len)) {
@@ -342,6 +353,50 @@ heat_key_cuts(const heat *ht, const uint8_t *from, size_t from_len,
 	return 0;
 }
 
+/*
+ * Writes one encoded key value p[0..n) as "T:value" at buf + *o (within
+ * len) and returns the bytes it took (n when it runs to the end).
+ */
+static size_t
+value_text(const uint8_t *p, size_t n, char *buf, size_t len, size_t *o)
+{
+	if (p[0] == VAL_N) {
+		number num;
+		size_t used;
+		char nb[64];
+		if (number_decode(p + 1, n - 1, &num, &used) == KV_OK) {
+			size_t m = number_format(&num, nb);
+			*o += (size_t) snprintf(buf + *o, len - *o, "N:%.*s",
+			    (int) m, nb);
+			if (*o >= len)
+				*o = len - 1; /* cut short */
+			return 1 + used;
+		}
+		*o += (size_t) snprintf(buf + *o, len - *o, "N:?");
+		return n;
+	}
+	bool bin = p[0] == VAL_B;
+	*o += (size_t) snprintf(buf + *o, len - *o, "%s:", bin ? "B" : "S");
+	if (*o >= len)
+		*o = len - 1; /* cut short */
+	size_t i;
+	for (i = 1; i < n && *o + 4 < len; i++) {
+		uint8_t c = p[i];
+		if (c == 0x00 && i + 1 < n && p[i + 1] == 0x01)
+			return i + 2; /* the end */
+		if (c == 0x00 && i + 1 < n && p[i + 1] == 0xFF)
+			i++;
+		if (bin) {
+			*o += (size_t) snprintf(buf + *o, len - *o, "%02x", c);
+		} else if (c == '"' || c == '\\' || c < 0x20) {
+			buf[(*o)++] = '?'; /* kept out of JSON's way */
+		} else {
+			buf[(*o)++] = (char) c;
+		}
+	}
+	return n;
+}
+
 void
 heat_key_text(const heat_key *k, char *buf, size_t len)
 {
@@ -351,35 +406,11 @@ heat_key_text(const heat_key *k, char *buf, size_t len)
 	buf[0] = '\0';
 	if (k->pk_len == 0)
 		return;
-	const uint8_t *p = k->pk;
-	size_t n = k->pk_len;
-	if (p[0] == VAL_N) {
-		number num;
-		size_t used;
-		char nb[64];
-		if (number_decode(p + 1, n - 1, &num, &used) == KV_OK) {
-			size_t m = number_format(&num, nb);
-			snprintf(buf, len, "N:%.*s", (int) m, nb);
-		} else {
-			snprintf(buf, len, "N:?");
-		}
-		return;
-	}
-	bool bin = p[0] == VAL_B;
-	o = (size_t) snprintf(buf, len, "%s:", bin ? "B" : "S");
-	for (size_t i = 1; i < n && o + 4 < len; i++) {
-		uint8_t c = p[i];
-		if (c == 0x00 && i + 1 < n && p[i + 1] == 0x01)
-			break; /* the end */
-		if (c == 0x00 && i + 1 < n && p[i + 1] == 0xFF)
-			i++;
-		if (bin) {
-			o += (size_t) snprintf(buf + o, len - o, "%02x", c);
-		} else if (c == '"' || c == '\\' || c < 0x20) {
-			buf[o++] = '?'; /* kept out of JSON's way */
-		} else {
-			buf[o++] = (char) c;
-		}
+	/* The partition key, and the sort key where the entry has one. */
+	size_t used = value_text(k->pk, k->pk_len, buf, len, &o);
+	if (used < k->pk_len && o + 8 < len) {
+		o += (size_t) snprintf(buf + o, len - o, " / ");
+		value_text(k->pk + used, k->pk_len - used, buf, len, &o);
 	}
 	if (o < len)
 		buf[o] = '\0';

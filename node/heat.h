@@ -77,7 +77,8 @@ void heat_note(heat *ht, const uint8_t *key, size_t kl, bool write,
 /*
  * heat_key_cuts chooses where a hot partition of a single hash splits
  * on the sort key (a keyed partition's bounds from/to: empty for the
- * first and the last key): a key with half or more of the weight ends
+ * first and the last key), weighing each key by its demand (units
+ * consumed, and one per request throttled): a key with half or more ends
  * alone (cuts at it and just after it), else the cut falls at the key
  * where the weight, in key order, passes half. Cuts are key bytes after
  * the prefix (cut[k][0..cut_len[k])), strictly inside the bounds, in

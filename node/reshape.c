@@ -159,6 +159,27 @@ find_by_id(catalog *c, uint32_t id)
 }
 
 /*
+ * A new parts array for t with t->parts[at] replaced by n + 1 zeroed
+ * pieces (the caller fills np[at .. at + n]), and in *next the first id
+ * no partition of t has. NULL when memory runs out.
+ */
+static partition *
+pieces(const table *t, size_t at, size_t n, uint32_t *next)
+{
+	partition *np = calloc(t->n_parts + n, sizeof(*np));
+	if (np == NULL)
+		return NULL;
+	*next = 0;
+	for (size_t i = 0; i < t->n_parts; i++)
+		if (t->parts[i].id >= *next)
+			*next = t->parts[i].id + 1;
+	memcpy(np, t->parts, at * sizeof(*np));
+	memcpy(np + at + n + 1, t->parts + at + 1,
+	    (t->n_parts - at - 1) * sizeof(*np));
+	return np;
+}
+
+/*
  * Replaces t->parts[at] by the pieces that cuts[0..n) make of it, with
  * new ids, on its owner, at the next epoch. The cuts are checked.
  */
@@ -170,14 +191,10 @@ split_part(table *t, size_t at, const uint64_t *cuts, size_t n_cuts)
 		if (cuts[k] <= old.lo || cuts[k] > old.last ||
 		    (k > 0 && cuts[k] <= cuts[k - 1]))
 			return KV_EINVAL;
-	partition *np = malloc((t->n_parts + n_cuts) * sizeof(*np));
+	uint32_t next;
+	partition *np = pieces(t, at, n_cuts, &next);
 	if (np == NULL)
 		return KV_ENOMEM;
-	uint32_t next = 0;
-	for (size_t i = 0; i < t->n_parts; i++)
-		if (t->parts[i].id >= next)
-			next = t->parts[i].id + 1;
-	memcpy(np, t->parts, at * sizeof(*np));
 	for (size_t k = 0; k <= n_cuts; k++)
 		np[at + k] = (partition) {
 			.id = next++,
@@ -185,8 +202,6 @@ split_part(table *t, size_t at, const uint64_t *cuts, size_t n_cuts)
 			.last = k == n_cuts ? old.last : cuts[k] - 1,
 			.node = old.node, .epoch = old.epoch + 1,
 		};
-	memcpy(np + at + n_cuts + 1, t->parts + at + 1,
-	    (t->n_parts - at - 1) * sizeof(*np));
 	free(t->parts);
 	t->parts = np;
 	t->n_parts += n_cuts;
@@ -222,14 +237,10 @@ split_keyed(table *t, size_t at, const uint8_t *const *kc, const size_t *kcl,
 		    (k > 0 && key_order(kc[k], kcl[k], kc[k - 1],
 		    kcl[k - 1]) <= 0))
 			return KV_EINVAL;
-	partition *np = calloc(t->n_parts + n, sizeof(*np));
+	uint32_t next;
+	partition *np = pieces(t, at, n, &next);
 	if (np == NULL)
 		return KV_ENOMEM;
-	uint32_t next = 0;
-	for (size_t i = 0; i < t->n_parts; i++)
-		if (t->parts[i].id >= next)
-			next = t->parts[i].id + 1;
-	memcpy(np, t->parts, at * sizeof(*np));
 	for (size_t k = 0; k <= n; k++) {
 		partition *p = &np[at + k];
 		*p = (partition) { .id = next++, .lo = old.lo, .last = old.last,
@@ -249,8 +260,6 @@ split_keyed(table *t, size_t at, const uint8_t *const *kc, const size_t *kcl,
 			memcpy(p->kto, kc[k], kcl[k]);
 		}
 	}
-	memcpy(np + at + n + 1, t->parts + at + 1,
-	    (t->n_parts - at - 1) * sizeof(*np));
 	free(t->parts);
 	t->parts = np;
 	t->n_parts += n;
@@ -644,8 +653,20 @@ run_move(node *n, const rpc_request *ask, move_rec *m, const table *t,
 
 	rpc_request begin = { .op = RPC_MOVE_BEGIN, .table_id = m->table_id,
 	    .part = m->part, .epoch = m->epoch, .move_id = m->id };
-	if ((rv = move_call(n, m->from, &begin, a, &resp,
-	    MOVE_STEP_MS)) != KV_OK)
+	/*
+	 * The source may not have heard of the partition yet (a piece of a
+	 * split a moment ago): it answers STALE_ROUTE until its ASSIGN
+	 * comes, which the worker sends at once.
+	 */
+	for (int tries = 0;; tries++) {
+		rv = move_call(n, m->from, &begin, a, &resp, MOVE_STEP_MS);
+		if (rv != KV_STALE_ROUTE || tries == 40)
+			break;
+		wire_response_fini(&resp);
+		struct timespec ts = { 0, 50 * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+	if (rv != KV_OK)
 		goto fail;
 	wire_response_fini(&resp);
 	pause_after(ask, MOVE_PAUSE_BEGIN);

@@ -476,16 +476,20 @@ class Cluster:
                                    "total_max_attempts": attempts},
                           connect_timeout=5, read_timeout=read_timeout))
 
-    def make_table(self, prefix):
-        """Creates an on-demand table with a string hash key `pk`, named
+    def make_table(self, prefix, sort_key=None):
+        """Creates an on-demand table with a string hash key `pk` (and a
+        sort key `sk` of type sort_key, e.g. "N", if given), named
         prefix-<random>, through boto3; returns its name once ACTIVE."""
         import uuid
         ddb = self.client()
         name = "%s-%s" % (prefix, uuid.uuid4().hex[:8])
-        ddb.create_table(TableName=name, AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"}],
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            BillingMode="PAY_PER_REQUEST")
+        attrs = [{"AttributeName": "pk", "AttributeType": "S"}]
+        keys = [{"AttributeName": "pk", "KeyType": "HASH"}]
+        if sort_key:
+            attrs.append({"AttributeName": "sk", "AttributeType": sort_key})
+            keys.append({"AttributeName": "sk", "KeyType": "RANGE"})
+        ddb.create_table(TableName=name, AttributeDefinitions=attrs,
+                         KeySchema=keys, BillingMode="PAY_PER_REQUEST")
         ddb.get_waiter("table_exists").wait(
             TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 20})
         return name

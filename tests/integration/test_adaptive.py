@@ -20,23 +20,8 @@ from cluster import wait_until
 CLUSTER_SETTINGS = ["split-size-mb 1"]
 
 
-def make_sorted_table(cluster, prefix):
-    import uuid
-    ddb = cluster.client()
-    name = "%s-%s" % (prefix, uuid.uuid4().hex[:8])
-    ddb.create_table(TableName=name, AttributeDefinitions=[
-        {"AttributeName": "pk", "AttributeType": "S"},
-        {"AttributeName": "sk", "AttributeType": "N"}],
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
-                   {"AttributeName": "sk", "KeyType": "RANGE"}],
-        BillingMode="PAY_PER_REQUEST")
-    ddb.get_waiter("table_exists").wait(
-        TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 20})
-    return name
-
-
 def test_split_by_hand_keeps_every_item(cluster, ddb):
-    name = make_sorted_table(cluster, "split")
+    name = cluster.make_table("split", sort_key="N")
     with_items = {}
     for c in range(40):
         for s in range(10):

@@ -37,7 +37,10 @@ def served(cluster, name, key):
     def get():
         p = part_of(cluster.table_map(name), key)
         return p if p["served"] else None
-    return wait_until(get, timeout=15, what="the owner's counters")
+    try:
+        return wait_until(get, timeout=15, what="the owner's counters")
+    except AssertionError:
+        raise AssertionError("map %r" % cluster.table_map(name))
 
 
 class Writers:
@@ -209,16 +212,7 @@ def test_hot_collection_splits_on_the_sort_key(cluster, ddb):
     several partitions, each with its own ceiling; Query over it spans
     them in order, forwards and backwards, with correct paging."""
     import threading
-    import uuid
-    name = "coll-" + uuid.uuid4().hex[:8]
-    ddb.create_table(TableName=name, AttributeDefinitions=[
-        {"AttributeName": "pk", "AttributeType": "S"},
-        {"AttributeName": "sk", "AttributeType": "N"}],
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
-                   {"AttributeName": "sk", "KeyType": "RANGE"}],
-        BillingMode="PAY_PER_REQUEST")
-    ddb.get_waiter("table_exists").wait(
-        TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 20})
+    name = cluster.make_table("coll", sort_key="N")
     h = key_hash("hot")
     n_items = 120
     stop = threading.Event()
@@ -249,10 +243,13 @@ def test_hot_collection_splits_on_the_sort_key(cluster, ddb):
                      if p["lo"] == p["last"] == h and "key_from" in p]
             return len(parts) >= 2 and parts
         parts = wait_until(keyed, timeout=40, what="a split on the sort key")
-        time.sleep(3)  # the collection served by several partitions
-        served = [p for p in cluster.table_map(name)
-                  if p["lo"] == p["last"] == h]
-        admitted = sum(p.get("wcu_per_s", 0) for p in served)
+        time.sleep(2)  # the collection served by several partitions
+        # What the collection was admitted, counted by its writers (each
+        # write 1 WCU): the map changes too often under this load for
+        # the owners' counters to come from one consistent sample.
+        n0, t0 = sum(acked.values()), time.monotonic()
+        time.sleep(3)
+        admitted = (sum(acked.values()) - n0) / (time.monotonic() - t0)
     finally:
         stop.set()
         for t in threads:
@@ -262,7 +259,7 @@ def test_hot_collection_splits_on_the_sort_key(cluster, ddb):
           any("key_from" in x for x in e.get("into", []))]
     assert ev and ev[0]["kind"] == "split", ev
     # Several partitions with a ceiling each: above one partition's.
-    assert admitted > 1.2 * WCU, (admitted, served)
+    assert admitted > 1.2 * WCU, admitted
     # Every item, once, in order, through pages that cross the cuts.
     for forward in (True, False):
         got, kw = [], {"TableName": name, "Limit": 7,
@@ -292,4 +289,16 @@ def test_hot_collection_splits_on_the_sort_key(cluster, ddb):
         k for k in sorted(acked) if 10 <= k <= 100]
     scanned = ddb.scan(TableName=name, Select="COUNT", ConsistentRead=True)
     assert scanned["Count"] == len(acked)
-    assert sum(p["items"] for p in cluster.table_map(name)) == len(acked)
+    def counted():
+        m = cluster.table_map(name)
+        return all(p["served"] for p in m) and m
+    try:
+        m = wait_until(counted, timeout=15, what="the owners' counters")
+    except AssertionError:
+        m = cluster.table_map(name)
+        tid = cluster.status()["tables"][name]["id"]
+        raise AssertionError("unserved %r; nodes serve %r" % (
+            [(p["id"], p["node"], p["epoch"]) for p in m
+             if not p["served"]],
+            [sorted(cluster.served_by(i, tid)) for i in range(3)]))
+    assert sum(p["items"] for p in m) == len(acked)

@@ -1070,3 +1070,16 @@ Test(heat, key_cuts_need_two_keys)
 	cr_assert_eq(heat_key_cuts(&ht, NULL, 0, NULL, 0, true, cut, len,
 	    &item), 0);
 }
+
+Test(heat, key_text_of_an_item_shows_both_keys)
+{
+	heat ht = { 0 };
+	skey k = sk_key(42);
+	heat_note(&ht, k.k, k.kl, true, 2, false, true, T0);
+	free(k.k);
+	char t[128];
+	heat_key_text(&ht.top[0], t, sizeof(t));
+	cr_assert_str_eq(t, "S:hot / N:42");
+	heat_key_text(&ht.top[0], t, 6);
+	cr_assert_lt(strlen(t), 6, "cut short, never past the buffer");
+}

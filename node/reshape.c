@@ -37,7 +37,16 @@ static const uint8_t move_key[MOVE_KEY_LEN] = { 0, 0, 0, 0, 'M' };
 
 /* Drain rounds before the fence: until fewer than this many are left. */
 #define DRAIN_BEFORE_FENCE 64
-#define DRAIN_ROUNDS 100
+/*
+ * The catch-up before the fence goes on while it gains on the writes:
+ * it stops once fewer than DRAIN_BEFORE_FENCE keys are left, or after
+ * DRAIN_STALLED rounds that did not lower the count (writes come as fast
+ * as they are copied; the fence then stops them). After the fence no
+ * write comes, so the last catch-up always ends; DRAIN_ROUNDS only
+ * bounds a source that keeps answering nonsense.
+ */
+#define DRAIN_STALLED 20
+#define DRAIN_ROUNDS 100000
 
 static const char *const reason_names[5] = {
 	"operator", "heat", "size", "rebalance", "hot item",
@@ -681,7 +690,8 @@ run_move(node *n, const rpc_request *ask, move_rec *m, const table *t,
 	step = "copy";
 	rpc_request copy = { .op = RPC_MOVE_STEP, .limit = MOVE_STEP_COPY,
 	    .table_id = m->table_id, .part = m->part, .move_id = m->id };
-	for (;;) {
+	double paced_from = mono_s();
+	for (uint64_t chunk = 1;; chunk++) {
 		arena ca;
 		arena_init(&ca);
 		rv = move_call(n, m->to, &copy, &ca, &resp, MOVE_STEP_MS);
@@ -706,6 +716,15 @@ run_move(node *n, const rpc_request *ask, move_rec *m, const table *t,
 		if (!more)
 			break;
 		pause_after(ask, MOVE_PAUSE_CHUNK);
+		/* Chunk k is due no sooner than k chunks at the paced rate. */
+		double due = paced_from + (double) chunk * MOVE_CHUNK_BYTES /
+		    (MOVE_COPY_MB_S * 1048576.0) - mono_s();
+		if (due > 0) {
+			struct timespec ts = { .tv_sec = (time_t) due,
+			    .tv_nsec = (long) ((due - (double) (time_t) due) *
+			    1e9) };
+			nanosleep(&ts, NULL);
+		}
 	}
 	pause_after(ask, MOVE_PAUSE_COPY);
 	bool plant = ask->limit == MOVE_PLANT_SKIP_CATCH_UP;
@@ -719,7 +738,8 @@ run_move(node *n, const rpc_request *ask, move_rec *m, const table *t,
 	step = "catch-up";
 	rpc_request drain = { .op = RPC_MOVE_STEP, .limit = MOVE_STEP_DRAIN,
 	    .table_id = m->table_id, .part = m->part, .move_id = m->id };
-	for (int r = 0; r < DRAIN_ROUNDS && !plant; r++) {
+	uint32_t fewest = UINT32_MAX;
+	for (int r = 0, stalled = 0; r < DRAIN_ROUNDS && !plant; r++) {
 		rv = move_call(n, m->to, &drain, a, &resp, MOVE_STEP_MS);
 		uint32_t left = resp.scanned;
 		wire_response_fini(&resp);
@@ -727,6 +747,12 @@ run_move(node *n, const rpc_request *ask, move_rec *m, const table *t,
 			goto fail;
 		if (left < DRAIN_BEFORE_FENCE)
 			break;
+		if (left < fewest) {
+			fewest = left;
+			stalled = 0;
+		} else if (++stalled == DRAIN_STALLED) {
+			break;
+		}
 	}
 	pause_after(ask, MOVE_PAUSE_CATCH_UP);
 	step = "fence";

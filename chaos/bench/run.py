@@ -41,6 +41,15 @@ long each took to reach the last router (kv-admin feed-lag).
 (default 1,000,000) of 200 bytes, then serve GetItem on them, sampling
 every node's resident size twice a second; fails when a node goes over
 300 MB.
+--move [--move-mb N]: on a cluster of its own with one partition, load a
+table to N MB (default 1024) of 4000-byte items, then move its partition
+to another node under an open-loop ycsb-a load; reports the load rate,
+the store's own write rate (kv-store-rate), the copy rate, how long
+writes were fenced, and p99 before and during the move; fails on any
+failed request or a p99 during the move over 5x the one before
+(chaos/bench/move.py; JSON in .kv/bench/move.json by default). With
+--move-rate R (2000 requests/s), --move-before S (10) and --move-after S
+(5) for the load, --move-store-rounds N (3) for the store's rate.
 """
 
 import argparse
@@ -358,9 +367,17 @@ def main():
     ap.add_argument("--changes", type=int, default=300)
     ap.add_argument("--memory", type=int, nargs="?", const=1000000,
                     default=None, metavar="ITEMS")
-    ap.add_argument("--json", default=os.path.join(REPO, ".kv", "bench",
-                                                   "latest.json"))
+    ap.add_argument("--move", action="store_true")
+    ap.add_argument("--move-mb", type=int, default=1024)
+    ap.add_argument("--move-rate", type=int, default=2000)
+    ap.add_argument("--move-before", type=float, default=10)
+    ap.add_argument("--move-after", type=float, default=5)
+    ap.add_argument("--move-store-rounds", type=int, default=3)
+    ap.add_argument("--json")
     args = ap.parse_args()
+    if args.json is None:
+        args.json = os.path.join(REPO, ".kv", "bench", "move.json"
+                                 if args.move else "latest.json")
     args.workloads_given = any(a.startswith("--workloads")
                                for a in sys.argv[1:])
     build = os.environ.get("KV_BUILD") or os.path.join(REPO, "build")
@@ -387,6 +404,9 @@ def main():
             return propagation(args)
         if args.memory:
             return memory(args)
+        if args.move:
+            import move
+            return move.bench_move(args, kvload)
         return bench(args, names)
     finally:
         for p in args.procs:

@@ -99,7 +99,8 @@ typedef struct part_map {
 	part **p;
 	size_t n, cap;
 	atomic_size_t size_entries; /* all partitions' size_index entries */
-	/* The newest catalog version each table's ASSIGN came from. */
+	/* The newest catalog version each table's ASSIGN came from
+	 * (assign.c; guarded by lock, taken exclusive). */
 	struct assign_seen {
 		uint32_t table_id;
 		uint64_t version;

@@ -222,6 +222,26 @@ sample_take(rpc_client **nodes, members *mb, sample *s)
 	}
 	wire_response_fini(&cresp);
 	members_ask(mb, SURVEY_STATS, &s->a, s->res);
+	/*
+	 * A node whose survey answer did not come is asked once more over
+	 * its request frames, so that a late or lost answer does not show
+	 * its partitions as unserved. (Its other survey fields stay empty.)
+	 */
+	for (size_t i = 0; i < mb->n; i++) {
+		if (s->res[i].outcome == SURVEY_ANSWERED ||
+		    mb->t[i].kind != MEMBER_NODE)
+			continue;
+		rpc_request sreq = { .op = RPC_STATS };
+		rpc_response sresp;
+		memset(&sresp, 0, sizeof(sresp));
+		if (rpc_call(nodes[mb->t[i].index], &sreq, &s->a, &sresp,
+		    TIMEOUT_MS) == KV_OK && sresp.code == KV_OK) {
+			s->res[i].outcome = SURVEY_ANSWERED;
+			s->res[i].m.stats = sresp.stats; /* in s->a */
+			s->res[i].m.n_stats = sresp.n_stats;
+		}
+		wire_response_fini(&sresp);
+	}
 	s->t = mono_s();
 }
 

@@ -133,19 +133,7 @@ class Sampler:
 
     def _read(self):
         m = self.cluster.metrics()
-        out = {}
-        for (name, labels), v in m.items():
-            d = dict(labels)
-            if d.get("table") != self.table or "partition" not in d:
-                continue
-            p = int(d["partition"])
-            a, t = out.get(p, (0.0, 0.0))
-            if name == "kv_partition_admitted_writes_total":
-                a = v
-            elif name == "kv_partition_throttled_writes_total":
-                t = v
-            out[p] = (a, t)
-        return out, router_requests(m)
+        return hp.counters_from(m, self.table), router_requests(m)
 
     def now(self):
         return time.monotonic() - self.t0

@@ -122,12 +122,13 @@ def shares(parts, weights):
     return s
 
 
-def part_counters(cluster, table):
-    """{partition: (admitted, throttled)} of the table's writes."""
+def counters_from(metrics, table):
+    """{partition: (admitted, throttled)} of the table's writes, from a
+    parsed /metrics (Cluster.metrics())."""
     out = {}
-    for (name, labels), v in cluster.metrics().items():
+    for (name, labels), v in metrics.items():
         d = dict(labels)
-        if d.get("table") != table:
+        if d.get("table") != table or "partition" not in d:
             continue
         p = int(d["partition"])
         a, t = out.get(p, (0.0, 0.0))
@@ -137,6 +138,11 @@ def part_counters(cluster, table):
             t = v
         out[p] = (a, t)
     return out
+
+
+def part_counters(cluster, table):
+    """{partition: (admitted, throttled)} of the table's writes."""
+    return counters_from(cluster.metrics(), table)
 
 
 def kvload_path():

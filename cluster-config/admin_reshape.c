@@ -369,6 +369,17 @@ admin_hot_keys(const config *cfg, rpc_client **nodes, const char *name,
 	return rc;
 }
 
+/* Key bytes as a JSON string of hex digits. */
+static json_t *
+hex_json(const uint8_t *b, size_t n)
+{
+	char kb[2 * PART_KEY_MAX + 1];
+	for (size_t i = 0; i < n && i < PART_KEY_MAX; i++)
+		snprintf(kb + 2 * i, 3, "%02x", b[i]);
+	kb[2 * (n < PART_KEY_MAX ? n : PART_KEY_MAX)] = '\0';
+	return json_string(kb);
+}
+
 static char *
 hex64(uint64_t v, char buf[17])
 {
@@ -440,19 +451,10 @@ admin_status_json(const config *cfg, rpc_client **nodes, members *mb)
 			if (pp->keyed) {
 				/* The sort-key range, as storage-key bytes
 				 * after the prefix (hex; "" open). */
-				char kb[2 * PART_KEY_MAX + 1];
-				for (size_t b = 0; b < pp->kfrom_len; b++)
-					snprintf(kb + 2 * b, 3, "%02x",
-					    pp->kfrom[b]);
-				kb[2 * pp->kfrom_len] = '\0';
 				json_object_set_new(jp, "key_from",
-				    json_string(kb));
-				for (size_t b = 0; b < pp->kto_len; b++)
-					snprintf(kb + 2 * b, 3, "%02x",
-					    pp->kto[b]);
-				kb[2 * pp->kto_len] = '\0';
+				    hex_json(pp->kfrom, pp->kfrom_len));
 				json_object_set_new(jp, "key_to",
-				    json_string(kb));
+				    hex_json(pp->kto, pp->kto_len));
 			}
 			json_object_set_new(jp, "epoch", json_integer(
 			    (json_int_t) pp->epoch));

@@ -33,6 +33,8 @@ typedef struct walk {
 	part **members;
 	uint64_t *member_bytes;
 	size_t n_members;
+	part *one;          /* members of an unkeyed partition: no allocation */
+	uint64_t one_bytes;
 } walk;
 
 static bool
@@ -133,34 +135,39 @@ members_of(node *n, part *p, const uint8_t *lo, size_t lol,
     const uint8_t *hi, size_t hil, arena *a, walk *w)
 {
 	size_t k = 0;
+	if (!p->keyed) {
+		/* The common case, on every Query and Scan: no allocation. */
+		w->one = p;
+		w->one_bytes = 0;
+		w->members = &w->one;
+		w->member_bytes = &w->one_bytes;
+		w->n_members = 1;
+		return KV_OK;
+	}
 	w->members = arena_alloc(a, (n->parts.n + 1) * sizeof(*w->members));
 	w->member_bytes = arena_alloc(a, (n->parts.n + 1) *
 	    sizeof(*w->member_bytes));
 	if (w->members == NULL || w->member_bytes == NULL)
 		return KV_ENOMEM;
-	if (!p->keyed) {
-		w->members[k++] = p;
-	} else {
-		for (size_t i = 0; i < n->parts.n; i++) {
-			part *q = n->parts.p[i];
-			if (q->table_id != p->table_id || !q->keyed ||
-			    q->lo != p->lo)
-				continue;
-			uint8_t qlo[PART_BOUND_MAX], qhi[PART_BOUND_MAX];
-			size_t qlol, qhil;
-			part_bounds(q, qlo, &qlol, qhi, &qhil);
-			/* Meets [lo, hi): qlo < hi and lo < qhi. */
-			int c1 = memcmp(qlo, hi, qlol < hil ? qlol : hil);
-			int c2 = memcmp(lo, qhi, lol < qhil ? lol : qhil);
-			bool before_hi = c1 < 0 || (c1 == 0 && qlol < hil);
-			bool after_lo = c2 < 0 || (c2 == 0 && lol < qhil);
-			if (before_hi && after_lo)
-				w->members[k++] = q;
-		}
-		qsort(w->members, k, sizeof(*w->members), by_kfrom);
-		if (k == 0)
-			w->members[k++] = p; /* an empty range: nothing read */
+	for (size_t i = 0; i < n->parts.n; i++) {
+		part *q = n->parts.p[i];
+		if (q->table_id != p->table_id || !q->keyed ||
+		    q->lo != p->lo)
+			continue;
+		uint8_t qlo[PART_BOUND_MAX], qhi[PART_BOUND_MAX];
+		size_t qlol, qhil;
+		part_bounds(q, qlo, &qlol, qhi, &qhil);
+		/* Meets [lo, hi): qlo < hi and lo < qhi. */
+		int c1 = memcmp(qlo, hi, qlol < hil ? qlol : hil);
+		int c2 = memcmp(lo, qhi, lol < qhil ? lol : qhil);
+		bool before_hi = c1 < 0 || (c1 == 0 && qlol < hil);
+		bool after_lo = c2 < 0 || (c2 == 0 && lol < qhil);
+		if (before_hi && after_lo)
+			w->members[k++] = q;
 	}
+	qsort(w->members, k, sizeof(*w->members), by_kfrom);
+	if (k == 0)
+		w->members[k++] = p; /* an empty range: nothing read */
 	memset(w->member_bytes, 0, k * sizeof(*w->member_bytes));
 	w->n_members = k;
 	return KV_OK;

@@ -652,6 +652,23 @@ send_ask(node *n, ask *a)
 		fprintf(stderr, "kv-node %u: split of partition %u of table "
 		    "%u refused: %s\n", n->index, a->part, a->table_id,
 		    kv_err_name(rv));
+	if (rv == KV_IN_USE) {
+		/*
+		 * A move of the table holds its splits back for a moment:
+		 * ask again in a second rather than after a whole
+		 * split-after period.
+		 */
+		pthread_rwlock_rdlock(&n->parts.lock);
+		part *p = part_map_find_locked(&n->parts, a->table_id,
+		    a->part);
+		if (p != NULL) {
+			pthread_mutex_lock(&p->cap_mu);
+			p->heat.quiet_until_s = heat_now_s() + 1;
+			p->heat.hot_s = n->cfg.split_after_s;
+			pthread_mutex_unlock(&p->cap_mu);
+		}
+		pthread_rwlock_unlock(&n->parts.lock);
+	}
 }
 
 static void

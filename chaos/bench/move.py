@@ -16,11 +16,13 @@ per-partition ceilings lifted, no automatic splits) it
     partition to another node with kv-admin while the load goes on, and
     keeps the load up --move-after s after the move has returned.
 
-From kv-load's per-second rows: the p99 of each second (the larger of
-GetItem's and UpdateItem's p99 that second, an upper bound of the mix's)
-before the move and during it, and every failed request (error, wrong
-answer, throttle; the requests still queued when kv-load is stopped at
-the end are reported apart); from the move's event (kv-admin status
+From kv-load's log of every answer (--latencies): the p99 of all
+requests answered in the window before the move, during it and after
+it, exact over the mix; from its per-second rows, the p99 of each second
+(the larger of GetItem's and UpdateItem's p99 that second) to show the
+worst seconds, and every failed request (error, wrong answer, throttle;
+the requests still queued when kv-load is stopped at the end are
+reported apart); from the move's event (kv-admin status
 --events): its seconds and how long writes were fenced. Copy rate =
 the partition's bytes (kv-admin status, before the move) / the move's
 seconds, beside the store's rate.
@@ -31,9 +33,13 @@ move (/proc; a lower bound, as processes that start and end in between
 are missed), and calls the run disturbed above 10 %: on a shared machine,
 repeat it then.
 
-Verdict: PASS when no request failed and the worst per-second p99 during
-the move is at most 5 x the p99 of the whole window before it (kv-load's
-figure for that step of its schedule). Exit status 1 otherwise.
+Verdict: PASS when no request failed and the p99 of the requests
+answered during the move is at most 5 x the p99 of those answered in the
+window before it. Exit status 1 otherwise. The worst single second is
+reported beside it but not judged: seconds of 20 to 100 ms p99 come in
+the window before a move as well as during it (the workload's own
+memtable flushes and compactions on a 2-core machine shared with the
+router and kv-load), so one second says little about the move.
 
 The time from sustained heat to a split is not measured here: the
 hot-partition experiment (./kv hot-partition --adaptive) does.
@@ -175,6 +181,7 @@ def move_under_load(args, c, keys, target):
     kv-load's summary and per-second rows."""
     csv_path = os.path.join(args.tmp, "move.csv")
     json_path = os.path.join(args.tmp, "move-load.json")
+    lat_path = os.path.join(args.tmp, "move-latencies.csv")
     err = open(os.path.join(args.tmp, "move-load.err"), "w")
     # Step 0 is the window before; step 1 lasts until we stop kv-load.
     load = subprocess.Popen(
@@ -183,7 +190,7 @@ def move_under_load(args, c, keys, target):
          str(ITEM_SIZE), "--connections", "64", "--schedule",
          "%d:%g,%d:36000" % (args.move_rate, args.move_before,
                              args.move_rate),
-         "--csv", csv_path, "--json", json_path],
+         "--csv", csv_path, "--json", json_path, "--latencies", lat_path],
         stdout=subprocess.PIPE, stderr=err, text=True)
     args.procs.append(load)
     # kv-load prints its header the moment its clock starts.
@@ -215,8 +222,12 @@ def move_under_load(args, c, keys, target):
         rows = list(csv.DictReader(f))
     with open(json_path) as f:
         summary = json.load(f)
+    with open(lat_path) as f:
+        answers = [(float(r["done_ms"]) / 1000.0, int(r["us"]))
+                   for r in csv.DictReader(f) if r["outcome"] == "ok"]
     return {"start": ts, "end": te, "rc": mv.returncode,
             "output": (mv.stdout + mv.stderr).strip(), "rows": rows,
+            "answers": answers,
             "summary": summary, "load_stdout": out,
             "load_rc": load.returncode,
             "others_before": cpu_share(cpu[0], cpu[1]),
@@ -241,6 +252,14 @@ def per_second(rows):
     return out
 
 
+def p99_ms(lats):
+    """The 99th percentile (nearest rank) of lats (microseconds), in ms."""
+    if not lats:
+        return None
+    lats = sorted(lats)
+    return lats[max(0, -(-99 * len(lats) // 100) - 1)] / 1000.0
+
+
 def analyse(args, run):
     secs = per_second(run["rows"])
     first, last = int(run["start"]), int(run["end"])
@@ -251,20 +270,22 @@ def analyse(args, run):
     after = [secs[s]["p99"] for s in sorted(secs) if s > last and
              secs[s]["ok"] > 0]
     tot = run["summary"]["totals"]
-    steps = run["summary"].get("steps", [])
     m = re.search(r"(\d+) sent over 1 s late, (\d+) never sent",
                   run["load_stdout"])
     late, unsent = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+    ans = run["answers"]
     return {
-        "p99_before_ms": steps[0]["p99_ms"] if steps else None,
+        "p99_before_ms": p99_ms([u for t, u in ans if t < args.move_before]),
+        "p99_during_ms": p99_ms([u for t, u in ans
+                                 if run["start"] <= t <= run["end"]]),
+        "p99_after_ms": p99_ms([u for t, u in ans if t > run["end"]]),
         "p99_before_median_s_ms": statistics.median(before),
+        "p99_before_max_ms": max(before),
         "p99_during_max_ms": max(during) if during else 0.0,
         "p99_during_median_ms": statistics.median(during) if during
         else 0.0,
         "p99_after_median_ms": statistics.median(after) if after else None,
         "p99_after_max_ms": max(after) if after else None,
-        "p99_move_and_after_ms": steps[1]["p99_ms"] if len(steps) > 1
-        else None,
         "failed_during": sum(secs[s]["failed"] for s in range(first, last + 1)
                              if s in secs),
         # Requests still queued when kv-load was stopped (unsent) are
@@ -319,8 +340,10 @@ def bench_move(args, kvload_fn):
     a = analyse(args, run)
     secs = ev.get("seconds") or (run["end"] - run["start"])
     copy = p["bytes"] / MB / secs if secs else 0.0
-    ratio = a["p99_during_max_ms"] / a["p99_before_ms"] if a[
+    ratio = a["p99_during_ms"] / a["p99_before_ms"] if a[
         "p99_before_ms"] else float("inf")
+    worst = a["p99_during_max_ms"] / a["p99_before_median_s_ms"] if a[
+        "p99_before_median_s_ms"] else float("inf")
     moved = run["rc"] == 0 and ev.get("outcome") == "done" and \
         after["node"] == target
     ok = moved and a["failed"] == 0 and ratio <= P99_LIMIT
@@ -340,6 +363,7 @@ def bench_move(args, kvload_fn):
                  "target_disk_bytes": disk_bytes(os.path.join(
                      c.dir, "data", "node%d" % target))},
         "latency": a, "p99_ratio": ratio, "p99_limit": P99_LIMIT,
+        "worst_second_ratio": worst,
         "other_cpu_before": run["others_before"],
         "other_cpu_during": run["others_during"],
         "cpu_before": run["cpu_before"], "cpu_during": run["cpu_during"],
@@ -356,17 +380,20 @@ def bench_move(args, kvload_fn):
             copy, p["bytes"] / MB, ev.get("items_copied"), secs)),
         ("copy / store", "%.2f" % (copy / store if store else 0)),
         ("writes fenced", "%s ms" % ev.get("fenced_ms")),
-        ("p99 before", "%.2f ms (window), %.2f ms (median second)" % (
-            a["p99_before_ms"], a["p99_before_median_s_ms"])),
-        ("p99 during move", "%.2f ms (worst second), %.2f ms (median "
-         "second)" % (a["p99_during_max_ms"], a["p99_during_median_ms"])),
-        ("p99 during / before", "%.2fx worst second (limit %gx), %.2fx "
-         "median second" % (ratio, P99_LIMIT, a["p99_during_median_ms"] /
-                            a["p99_before_ms"] if a["p99_before_ms"]
-                            else float("inf"))),
-        ("p99 after the move", "%.2f ms (worst second), %.2f ms (median "
-         "second)" % (a["p99_after_max_ms"] or 0,
-                      a["p99_after_median_ms"] or 0)),
+        ("p99 before", "%.2f ms (window), %.2f ms (median second), "
+         "%.2f ms (worst second)" % (
+             a["p99_before_ms"], a["p99_before_median_s_ms"],
+             a["p99_before_max_ms"])),
+        ("p99 during move", "%.2f ms (window), %.2f ms (median second), "
+         "%.2f ms (worst second)" % (
+             a["p99_during_ms"], a["p99_during_median_ms"],
+             a["p99_during_max_ms"])),
+        ("p99 during / before", "%.2fx window (limit %gx); worst second "
+         "/ median second before %.1fx" % (ratio, P99_LIMIT, worst)),
+        ("p99 after the move", "%.2f ms (window), %.2f ms (median second),"
+         " %.2f ms (worst second)" % (
+             a["p99_after_ms"] or 0, a["p99_after_median_ms"] or 0,
+             a["p99_after_max_ms"] or 0)),
         ("failed requests", "%d (%d during the move) of %d%s; %d sent over "
          "1 s late, %d queued when the load stopped" % (
              a["failed"], a["failed_during"], a["requests"],
@@ -391,7 +418,7 @@ def bench_move(args, kvload_fn):
         why.append("%d requests failed" % a["failed"])
     if ratio > P99_LIMIT:
         why.append("p99 during the move %.2f ms > %g x %.2f ms" % (
-            a["p99_during_max_ms"], P99_LIMIT, a["p99_before_ms"]))
+            a["p99_during_ms"], P99_LIMIT, a["p99_before_ms"]))
     res["why"] = why
     busy = max(run["others_before"], run["others_during"])
     if busy > BUSY:

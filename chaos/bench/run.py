@@ -48,7 +48,7 @@ the store's own write rate (kv-store-rate), the copy rate, how long
 writes were fenced, and p99 before and during the move; fails on any
 failed request or a p99 during the move over 5x the one before
 (chaos/bench/move.py; JSON in .kv/bench/move.json by default). With
---move-rate R (2000 requests/s), --move-before S (10) and --move-after S
+--move-rate R (2000 requests/s), --move-before S (30) and --move-after S
 (5) for the load, --move-store-rounds N (3) for the store's rate.
 """
 
@@ -370,7 +370,7 @@ def main():
     ap.add_argument("--move", action="store_true")
     ap.add_argument("--move-mb", type=int, default=1024)
     ap.add_argument("--move-rate", type=int, default=2000)
-    ap.add_argument("--move-before", type=float, default=10)
+    ap.add_argument("--move-before", type=float, default=30)
     ap.add_argument("--move-after", type=float, default=5)
     ap.add_argument("--move-store-rounds", type=int, default=3)
     ap.add_argument("--json")

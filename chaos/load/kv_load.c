@@ -54,6 +54,7 @@ static const char usage[] =
     "  --timeout SECS           a request without answer fails (default 10)\n"
     "Output\n"
     "  --csv FILE               one row per second and operation\n"
+    "  --latencies FILE         one row per answer (time, op, outcome, us)\n"
     "  --json FILE              the summary, per operation and per step\n"
     "  --quiet                  no progress line per second on stderr\n"
     "  --allow-errors           exit 0 despite errors (not wrong answers)\n"
@@ -81,6 +82,7 @@ enum {
 	OPT_SCHEDULE,
 	OPT_RAMP,
 	OPT_CSV,
+	OPT_LATENCIES,
 	OPT_JSON,
 	OPT_ALLOW_ERRORS,
 	OPT_SERVE_NULL,
@@ -111,6 +113,7 @@ static const struct option options[] = {
 	{ "schedule", required_argument, NULL, OPT_SCHEDULE },
 	{ "ramp", required_argument, NULL, OPT_RAMP },
 	{ "csv", required_argument, NULL, OPT_CSV },
+	{ "latencies", required_argument, NULL, OPT_LATENCIES },
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "allow-errors", no_argument, NULL, OPT_ALLOW_ERRORS },
 	{ "serve-null", required_argument, NULL, OPT_SERVE_NULL },
@@ -446,6 +449,9 @@ parse(int argc, char **argv, cli *c, run_opts *o)
 			break;
 		case OPT_CSV:
 			o->csv = optarg;
+			break;
+		case OPT_LATENCIES:
+			o->lat = optarg;
 			break;
 		case OPT_JSON:
 			o->json = optarg;

@@ -6,6 +6,7 @@
  */
 #include "report.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -82,6 +83,8 @@ report_new(const report_config *cfg, report **out)
 	r->in_flight = 0;
 	r->queued = 0;
 	r->elapsed = 0;
+	if (r->cfg.lat != NULL)
+		fprintf(r->cfg.lat, "done_ms,op,outcome,us\n");
 	if (r->cfg.csv != NULL)
 		fprintf(r->cfg.csv, "second,step,op,offered,ok,throttled,"
 		    "errors,p50_ms,p90_ms,p99_ms,p999_ms,max_ms\n");
@@ -249,6 +252,15 @@ report_done(report *r, workload_op op, int64_t due_ns, int64_t done_ns,
 	counts *s = step_counts(r, op, done_ns);
 	if (s != NULL)
 		count(s, v, us);
+	if (r->cfg.lat != NULL) {
+		static const char *const outcome[] = {
+			[WORKLOAD_OK] = "ok", [WORKLOAD_THROTTLED] = "throttled",
+			[WORKLOAD_ERROR] = "error", [WORKLOAD_WRONG] = "wrong",
+		};
+		fprintf(r->cfg.lat, "%.3f,%s,%s,%" PRIu64 "\n",
+		    (double) done_ns / 1e6, workload_op_name(op),
+		    outcome[v->outcome], us);
+	}
 }
 
 void

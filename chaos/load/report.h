@@ -30,6 +30,10 @@ typedef struct report_config {
 	const pace *pace; /* borrowed, NULL for closed loop; outlives r */
 	unsigned ops;     /* the operations in the mix, as 1 << op bits */
 	FILE *csv;        /* borrowed; NULL: no per-second rows */
+	/* borrowed; NULL: none. One row per answer: its completion time
+	 * from the start in ms, the operation's name, the outcome (ok,
+	 * throttled, error, wrong) and the latency in microseconds. */
+	FILE *lat;
 	FILE *progress;   /* borrowed; NULL: no line per second */
 } report_config;
 

@@ -681,15 +681,26 @@ measure(run *r)
 		    strerror(errno));
 		return 1;
 	}
+	FILE *lat = NULL;
+	if (o->lat != NULL && (lat = fopen(o->lat, "w")) == NULL) {
+		fprintf(stderr, "kv-load: cannot write %s: %s\n", o->lat,
+		    strerror(errno));
+		if (csv != NULL)
+			fclose(csv);
+		return 1;
+	}
 	report_config rc = {
 		.pace = o->open ? &r->pace : NULL,
 		.ops = workload_ops(o->kind),
 		.csv = csv,
+		.lat = lat,
 		.progress = o->quiet ? NULL : stderr,
 	};
 	if (report_new(&rc, &r->rep) != KV_OK) {
 		if (csv != NULL)
 			fclose(csv);
+		if (lat != NULL)
+			fclose(lat);
 		return 1;
 	}
 	print_header(r, stdout);
@@ -708,6 +719,8 @@ measure(run *r)
 	report_finish(r->rep, elapsed);
 	if (csv != NULL && fclose(csv) != 0)
 		fprintf(stderr, "kv-load: writing %s failed\n", o->csv);
+	if (lat != NULL && fclose(lat) != 0)
+		fprintf(stderr, "kv-load: writing %s failed\n", o->lat);
 	report_print(r->rep, stdout);
 	conn_stats st = conn_pool_stats(r->pool);
 	printf("\n%.2f s; connections: %" PRIu64 " opened, %" PRIu64

@@ -41,6 +41,7 @@ typedef struct run_opts {
 	int64_t timeout_ns;          /* per request */
 	bool create, load, check, allow_errors, quiet;
 	const char *csv, *json;      /* output files, or NULL */
+	const char *lat;             /* --latencies FILE, or NULL */
 } run_opts;
 
 /*

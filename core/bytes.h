@@ -38,4 +38,21 @@ bytes_get_le64(const uint8_t *p)
 	return v;
 }
 
+/* Big-endian, for numbers in keys, whose byte order is their order. */
+static inline void
+bytes_put_be64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t) (v >> (56 - 8 * i));
+}
+
+static inline uint64_t
+bytes_get_be64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
 #endif

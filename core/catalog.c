@@ -90,6 +90,27 @@ table_parts_valid(const table *t)
 	return true;
 }
 
+const table *
+table_find_id(const catalog *c, uint32_t id)
+{
+	for (size_t i = 0; c != NULL && i < c->n_tables; i++)
+		if (c->tables[i].id == id)
+			return &c->tables[i];
+	return NULL;
+}
+
+void
+index_def_fini(index_def *d)
+{
+	free(d->name);
+	free(d->hash.name);
+	free(d->range.name);
+	for (size_t i = 0; i < d->n_include; i++)
+		free(d->include[i]);
+	free(d->include);
+	memset(d, 0, sizeof(*d));
+}
+
 void
 table_fini(table *t)
 {
@@ -101,6 +122,9 @@ table_fini(table *t)
 		free(t->attr_defs[i].name);
 	free(t->attr_defs);
 	free(t->parts);
+	for (size_t i = 0; i < t->n_indexes; i++)
+		index_def_fini(&t->indexes[i]);
+	free(t->indexes);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -148,6 +172,31 @@ dup_or_null(const char *s, bool *failed)
 }
 
 kv_err
+index_def_copy(const index_def *d, index_def *out)
+{
+	bool failed = false;
+	*out = *d;
+	out->name = dup_or_null(d->name, &failed);
+	out->hash.name = dup_or_null(d->hash.name, &failed);
+	out->range.name = dup_or_null(d->range.name, &failed);
+	out->include = NULL;
+	out->n_include = 0;
+	if (!failed && d->n_include > 0) {
+		out->include = calloc(d->n_include, sizeof(char *));
+		failed = out->include == NULL;
+		for (size_t i = 0; !failed && i < d->n_include; i++) {
+			out->include[i] = dup_or_null(d->include[i], &failed);
+			out->n_include = i + 1;
+		}
+	}
+	if (failed) {
+		index_def_fini(out);
+		return KV_ENOMEM;
+	}
+	return KV_OK;
+}
+
+kv_err
 table_copy(const table *t, table *out)
 {
 	bool failed = false;
@@ -161,6 +210,18 @@ table_copy(const table *t, table *out)
 	out->n_attr_defs = 0;
 	out->parts = NULL;
 	out->n_parts = 0;
+	out->indexes = NULL;
+	out->n_indexes = 0;
+	if (!failed && t->n_indexes > 0) {
+		out->indexes = calloc(t->n_indexes, sizeof(index_def));
+		failed = out->indexes == NULL;
+		for (size_t i = 0; !failed && i < t->n_indexes; i++) {
+			failed = index_def_copy(&t->indexes[i],
+			    &out->indexes[i]) != KV_OK;
+			if (!failed)
+				out->n_indexes = i + 1;
+		}
+	}
 	if (!failed && t->n_attr_defs > 0) {
 		out->attr_defs = calloc(t->n_attr_defs, sizeof(key_def));
 		failed = out->attr_defs == NULL;

@@ -62,6 +62,35 @@ typedef struct partition {
 	uint8_t kfrom[PART_KEY_MAX], kto[PART_KEY_MAX];
 } partition;
 
+typedef enum index_projection {
+	PROJECT_ALL = 1,
+	PROJECT_KEYS_ONLY,
+	PROJECT_INCLUDE,
+} index_projection;
+
+/*
+ * A secondary index of a table, as its base table lists it. A global
+ * index (GSI) keeps its entries in a catalog table of its own
+ * (table_id): partitioned, placed and throttled like any table, named
+ * "BASE/INDEX" (a name no request can use, as '/' is not allowed in
+ * table names), with base_id set, the index's keys as its key schema,
+ * and its own status, throughput and partitions. A local index (LSI)
+ * lives in its base table's partitions (table_id 0).
+ */
+typedef struct index_def {
+	char *name;
+	bool local;
+	uint32_t table_id;  /* GSI: the table of its entries; LSI: 0 */
+	key_def hash;       /* LSI: the base table's hash key */
+	key_def range;      /* range.name == NULL: none (GSI only) */
+	index_projection projection;
+	char **include;     /* PROJECT_INCLUDE: NonKeyAttributes */
+	size_t n_include;
+	/* CreateTable / UpdateTable only: the GSI's provisioned throughput
+	 * to give its table (0: on demand). */
+	uint64_t rcu, wcu;
+} index_def;
+
 typedef struct table {
 	char *name;
 	uint32_t id;       /* storage prefix; never reused */
@@ -80,6 +109,10 @@ typedef struct table {
 	int64_t billing_changed_ms; /* last billing-mode change; 0: never */
 	partition *parts;   /* sorted by lo */
 	size_t n_parts;
+	index_def *indexes; /* its secondary indexes (a base table) */
+	size_t n_indexes;
+	uint32_t base_id;   /* a GSI's table: the base table's id; else 0 */
+	bool backfilling;   /* a GSI's table: being built from the base */
 } table;
 
 typedef struct catalog {
@@ -111,6 +144,28 @@ const partition *table_partition_for(const table *t, uint64_t h);
  * order, without gaps or overlaps, with distinct ids.
  */
 bool table_parts_valid(const table *t);
+
+/* table_is_index reports whether t holds a GSI's entries. */
+static inline bool
+table_is_index(const table *t)
+{
+	return t->base_id != 0;
+}
+
+/*
+ * table_find_id returns the table of c with id `id`, or NULL. Linear in
+ * the number of tables. Borrows.
+ */
+const table *table_find_id(const catalog *c, uint32_t id);
+
+/* index_def_fini frees what an index definition owns; safe when zeroed. */
+void index_def_fini(index_def *d);
+
+/*
+ * index_def_copy makes *out a deep copy of d (free with index_def_fini).
+ * KV_OK or KV_ENOMEM, with *out zeroed on failure.
+ */
+kv_err index_def_copy(const index_def *d, index_def *out);
 
 /* table_fini frees what a table owns; safe on a zeroed table. */
 void table_fini(table *t);

@@ -123,20 +123,30 @@ kv_err
 keyenc_item_key(uint32_t table_id, const value *pk, const value *sk,
     uint8_t **out, size_t *len)
 {
+	return keyenc_index_key(table_id, pk, sk, NULL, NULL, out, len);
+}
+
+kv_err
+keyenc_index_key(uint32_t table_id, const value *pk, const value *sk,
+    const value *bpk, const value *bsk, uint8_t **out, size_t *len)
+{
+	const value *rest[3] = { sk, bpk, bsk };
 	size_t n = KEYENC_PREFIX + keyenc_value_size(pk);
 	size_t k;
 	uint8_t *buf;
 
-	if (sk != NULL)
-		n += keyenc_value_size(sk);
+	for (int i = 0; i < 3; i++)
+		if (rest[i] != NULL)
+			n += keyenc_value_size(rest[i]);
 	buf = malloc(n);
 	if (buf == NULL)
 		return KV_ENOMEM;
 	keyenc_range_prefix(table_id, keyenc_hash(pk), buf);
 	k = KEYENC_PREFIX;
 	k += keyenc_value(pk, buf + k);
-	if (sk != NULL)
-		k += keyenc_value(sk, buf + k);
+	for (int i = 0; i < 3; i++)
+		if (rest[i] != NULL)
+			k += keyenc_value(rest[i], buf + k);
 	if (k != n) { /* the size and the writer disagree: never store it */
 		fprintf(stderr, "keyenc: key size %zu, wrote %zu\n", n, k);
 		abort();

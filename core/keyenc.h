@@ -52,6 +52,18 @@ size_t keyenc_value(const value *v, uint8_t *buf);
 kv_err keyenc_item_key(uint32_t table_id, const value *pk, const value *sk,
     uint8_t **out, size_t *len);
 
+/*
+ * keyenc_index_key builds the storage key of a global index's entry:
+ * the index's key pk (and sort key sk, NULL without one) as
+ * keyenc_item_key would, followed by the base item's key bpk (and bsk),
+ * which makes entries of equal index keys distinct and orders them by
+ * the base key. Every encoded value delimits itself, so the entries of
+ * one index key value are the keys that begin with its item key.
+ * keyenc_item_key is this without bpk and bsk.
+ */
+kv_err keyenc_index_key(uint32_t table_id, const value *pk, const value *sk,
+    const value *bpk, const value *bsk, uint8_t **out, size_t *len);
+
 /* keyenc_table_prefix writes the 4-byte prefix of a table's keys. */
 void keyenc_table_prefix(uint32_t table_id, uint8_t buf[4]);
 

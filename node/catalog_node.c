@@ -17,6 +17,7 @@
  * DROP_TABLE are idempotent, so resending is safe.
  */
 #include "catalog_node.h"
+#include "index.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -103,8 +104,10 @@ catalog_publish_locked(node *n, catalog *c, const store_op *extra)
 	free(buf);
 	if (rv != KV_OK)
 		return rv;
-	catalog *old = n->cat->cat;
+	catalog *old = n->cat->cat, *view;
 	n->cat->cat = c;
+	if (catalog_clone(c, &view) == KV_OK)
+		index_view_install(n, view);
 	if (n->cat->pub != NULL)
 		feed_pub_change(n->cat->pub, old, c);
 	catalog_free(old);
@@ -205,58 +208,129 @@ catalog_node_get(node *n, const rpc_request *req, arena *a,
 	pthread_mutex_unlock(&n->cat->mu);
 }
 
+/*
+ * Inserts an owned copy of src into c, keeping the tables sorted by name
+ * for catalog_find; its position in *at. KV_TABLE_EXISTS when c holds
+ * the name, KV_ENOMEM.
+ */
+static kv_err
+insert_table(catalog *c, const table *src, size_t *at)
+{
+	size_t i = 0;
+	if (catalog_find_mut(c, src->name) != NULL)
+		return KV_TABLE_EXISTS;
+	table *grown = realloc(c->tables, (c->n_tables + 1) * sizeof(table));
+	if (grown == NULL)
+		return KV_ENOMEM;
+	c->tables = grown;
+	while (i < c->n_tables && strcmp(c->tables[i].name, src->name) < 0)
+		i++;
+	memmove(&c->tables[i + 1], &c->tables[i],
+	    (c->n_tables - i) * sizeof(table));
+	kv_err rv = table_copy(src, &c->tables[i]);
+	if (rv != KV_OK) {
+		memmove(&c->tables[i], &c->tables[i + 1],
+		    (c->n_tables - i) * sizeof(table));
+		return rv;
+	}
+	c->n_tables++;
+	*at = i;
+	return KV_OK;
+}
+
+/*
+ * Fills a new table's catalog fields: id, uuid, CREATING, creation time,
+ * and partitions placed on the nodes. Needs mu.
+ */
+static kv_err
+new_table_locked(node *n, catalog *c, table *t)
+{
+	char uuid[37];
+	make_uuid(uuid);
+	if (c->next_table_id == 0)
+		c->next_table_id = 1;
+	t->id = c->next_table_id++;
+	free(t->uuid);
+	if ((t->uuid = strdup(uuid)) == NULL)
+		return KV_ENOMEM;
+	t->status = TABLE_CREATING;
+	t->created_ms = catalog_now_ms();
+	kv_err rv = table_split_even(t, n->cfg.partitions,
+	    t->id % (uint32_t) n->cfg.n_nodes, (uint32_t) n->cfg.n_nodes);
+	return rv != KV_OK ? rv : place_locked(n, t);
+}
+
+/*
+ * Adds the table of base's global index d to c, created with base, and
+ * sets d->table_id. Needs mu.
+ */
+static kv_err
+add_index_table_locked(node *n, catalog *c, const table *base,
+    index_def *d)
+{
+	table it;
+	key_def defs[2];
+	size_t at, nl = strlen(base->name) + 1 + strlen(d->name) + 1;
+	char *name = malloc(nl);
+	if (name == NULL)
+		return KV_ENOMEM;
+	snprintf(name, nl, "%s/%s", base->name, d->name);
+	memset(&it, 0, sizeof(it));
+	it.name = name;
+	it.uuid = (char *) "";
+	it.hash = d->hash;
+	it.range = d->range;
+	defs[0] = d->hash;
+	defs[1] = d->range;
+	it.attr_defs = defs;
+	it.n_attr_defs = d->range.name != NULL ? 2 : 1;
+	it.billing = base->billing;
+	it.rcu = d->rcu;
+	it.wcu = d->wcu;
+	it.base_id = base->id;
+	kv_err rv = insert_table(c, &it, &at);
+	free(name);
+	if (rv != KV_OK)
+		return rv;
+	if ((rv = new_table_locked(n, c, &c->tables[at])) == KV_OK)
+		d->table_id = c->tables[at].id;
+	return rv;
+}
+
 void
 catalog_node_create(node *n, const rpc_request *req, arena *a,
     rpc_response *resp)
 {
 	const table *want = req->table;
 	catalog *c = NULL;
-	char uuid[37];
+	size_t at;
 
 	if (n->cat == NULL || want == NULL || want->name == NULL) {
 		resp->code = KV_PROTO;
 		return;
 	}
-	make_uuid(uuid);
 	pthread_mutex_lock(&n->cat->mu);
-	if (catalog_find_mut(n->cat->cat, want->name) != NULL) {
-		resp->code = KV_TABLE_EXISTS;
+	if ((resp->code = catalog_clone(n->cat->cat, &c)) != KV_OK ||
+	    (resp->code = insert_table(c, want, &at)) != KV_OK ||
+	    (resp->code = new_table_locked(n, c, &c->tables[at])) != KV_OK)
 		goto out;
+	/*
+	 * Each global index gets a table of its own, created with the base
+	 * table; inserting one moves the tables, so the base is looked up
+	 * by name again each time.
+	 */
+	for (size_t i = 0; i < want->n_indexes; i++) {
+		table *t = catalog_find_mut(c, want->name);
+		if (t->indexes[i].local)
+			continue;
+		index_def d = t->indexes[i];
+		if ((resp->code = add_index_table_locked(n, c, t, &d)) !=
+		    KV_OK)
+			goto out;
+		catalog_find_mut(c, want->name)->indexes[i].table_id =
+		    d.table_id;
 	}
-	if ((resp->code = catalog_clone(n->cat->cat, &c)) != KV_OK)
-		goto out;
-	table *grown = realloc(c->tables, (c->n_tables + 1) * sizeof(table));
-	if (grown == NULL) {
-		resp->code = KV_ENOMEM;
-		goto out;
-	}
-	c->tables = grown;
-	/* Keep the tables sorted by name for catalog_find. */
-	size_t at = 0;
-	while (at < c->n_tables && strcmp(c->tables[at].name, want->name) < 0)
-		at++;
-	memmove(&c->tables[at + 1], &c->tables[at],
-	    (c->n_tables - at) * sizeof(table));
-	c->n_tables++;
-	table *t = &c->tables[at];
-	if ((resp->code = table_copy(want, t)) != KV_OK) {
-		memmove(&c->tables[at], &c->tables[at + 1],
-		    (--c->n_tables - at) * sizeof(table));
-		goto out;
-	}
-	if (c->next_table_id == 0)
-		c->next_table_id = 1;
-	t->id = c->next_table_id++;
-	free(t->uuid);
-	t->uuid = strdup(uuid);
-	t->status = TABLE_CREATING;
-	t->created_ms = catalog_now_ms();
-	if (t->uuid == NULL ||
-	    (resp->code = table_split_even(t, n->cfg.partitions,
-	    t->id % (uint32_t) n->cfg.n_nodes,
-	    (uint32_t) n->cfg.n_nodes)) != KV_OK ||
-	    (resp->code = place_locked(n, t)) != KV_OK)
-		goto out;
+	table *t = catalog_find_mut(c, want->name);
 	if ((resp->code = catalog_copy_out(t, resp)) != KV_OK)
 		goto out;
 	if ((resp->code = catalog_publish_locked(n, c, NULL)) == KV_OK)
@@ -316,6 +390,10 @@ catalog_node_delete(node *n, const rpc_request *req, arena *a,
 		goto out;
 	table *t = catalog_find_mut(c, req->table_name);
 	t->status = TABLE_DELETING;
+	/* Its global indexes go with it, in the same change. */
+	for (size_t i = 0; i < c->n_tables; i++)
+		if (c->tables[i].base_id == t->id)
+			c->tables[i].status = TABLE_DELETING;
 	if ((resp->code = catalog_copy_out(t, resp)) != KV_OK)
 		goto out;
 	if ((resp->code = catalog_publish_locked(n, c, NULL)) == KV_OK)
@@ -703,6 +781,9 @@ catalog_node_open(node *n)
 		return rv;
 	}
 	n->cat = cs;
+	catalog *view;
+	if (catalog_clone(cs->cat, &view) == KV_OK)
+		index_view_install(n, view);
 	if (reshape_start(n) != KV_OK) {
 		n->cat = NULL;
 		feed_pub_close(cs->pub);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "catalog_node.h"
+#include "index.h"
 #include "feed.h"
 #include "node.h"
 #include "peer.h"
@@ -128,7 +129,7 @@ peer_verb(void *arg, const peer_msg *m, arena *a, peer_reply *out)
 	case RPC_ASSIGN: case RPC_DROP_TABLE: case RPC_SPLIT_ASK:
 	case RPC_MOVE_BEGIN: case RPC_MOVE_PULL: case RPC_MOVE_DIRTY:
 	case RPC_MOVE_FENCE: case RPC_MOVE_END: case RPC_MOVE_STEP:
-	case RPC_BORROW:
+	case RPC_BORROW: case RPC_INDEX_APPLY:
 		break;
 	default:
 		out->code = KV_PROTO;
@@ -173,6 +174,14 @@ fetch(void *arg, catalog **out)
 		wire_response_fini(&resp);
 	arena_fini(&a);
 	return rv;
+}
+
+/* The feed's catalogs become the node's view (index.h). */
+static void
+install(void *arg, catalog *c, int64_t published_us)
+{
+	(void) published_us;
+	index_view_install(arg, c);
 }
 
 /* ---- the health view ---- */
@@ -347,7 +356,7 @@ cluster_open(node *n)
 	}
 	if (n->index != 0 && ((rv = config_bus_url(cfg->nodes[0].bus,
 	    CONFIG_BUS_FEED, url, sizeof(url))) != KV_OK ||
-	    (rv = feed_sub_open(url, fetch, NULL, n, &cl->feed)) != KV_OK))
+	    (rv = feed_sub_open(url, fetch, install, n, &cl->feed)) != KV_OK))
 		return rv;
 	if ((rv = config_bus_url(me->bus, CONFIG_BUS_SURVEY, url,
 	    sizeof(url))) != KV_OK ||

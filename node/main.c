@@ -36,6 +36,7 @@
 #include "cluster.h"
 #include "metrics_http.h"
 #include "heat.h"
+#include "index.h"
 #include "node.h"
 #include "server.h"
 #include "throttle.h"
@@ -204,6 +205,9 @@ main(int argc, char **argv)
 		throttle_configure(&n, p, p->prov_rcu, p->prov_wcu,
 		    p->table_parts, true);
 	}
+	/* Before the catalog and the server: both hand it catalogs. */
+	if ((rv = index_open(&n)) != KV_OK)
+		goto out;
 	if (n.index == 0 && (rv = catalog_node_open(&n)) != KV_OK) {
 		fprintf(stderr, "kv-node: cannot load the catalog: %s\n",
 		    kv_err_name(rv));
@@ -247,6 +251,7 @@ out:
 	metrics_http_close(mh);
 	cluster_stop(&n);
 	server_close(srv);
+	index_close(&n);
 	catalog_node_close(&n);
 	cluster_close(&n);
 	/* No request runs now: the counters go to the records, with the

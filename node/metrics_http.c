@@ -4,6 +4,7 @@
  * the STATS verb, like any other caller.
  */
 #define _GNU_SOURCE
+#include "index.h"
 #include "metrics_http.h"
 
 #include <arpa/inet.h>
@@ -45,6 +46,7 @@ render(node *n, size_t *len)
 		metrics_write_parts(f, &src, 1, NULL, NULL);
 		cluster_write_health(n, f);
 		reshape_write_metrics(n, f);
+		index_write_metrics(n, f);
 		fclose(f);
 	}
 	wire_response_fini(&resp);

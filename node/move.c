@@ -12,6 +12,7 @@
 #include <xxhash.h>
 
 #include "cluster.h"
+#include "index.h"
 #include "keyenc.h"
 #include "node.h"
 #include "part.h"
@@ -505,13 +506,16 @@ apply_pairs(node *n, move_in *m, const rpc_response *got, bool copy)
 			    KV_OK)
 				break;
 			if (found && ol >= RECORD_HEADER) {
-				items--;
+				/* An index tombstone is no item (index.h). */
+				if (record_item_offset(old, ol) < ol)
+					items--;
 				bytes -= record_size(old);
 			}
 			free(old);
 		}
 		if (vl > 0) {
-			items++;
+			if (record_item_offset(v, vl) < vl)
+				items++;
 			bytes += record_size(v);
 		}
 		rv = vl > 0 ? store_batch_add(&b, STORE_PUT, k, kl, v, vl) :

@@ -5,6 +5,7 @@
 
 #include "catalog_node.h"
 #include "heat.h"
+#include "index.h"
 #include "move.h"
 #include "throttle.h"
 
@@ -70,6 +71,7 @@ node_dispatch_run(node *n, const rpc_request *req, arena *a,
 	case RPC_EVENTS: fn = reshape_events; break;
 	case RPC_HOT_KEYS: fn = hot_keys_serve; break;
 	case RPC_BORROW: fn = borrow_serve; break;
+	case RPC_INDEX_APPLY: fn = index_apply_serve; break;
 	case RPC_MOVE_BEGIN:
 	case RPC_MOVE_PULL:
 	case RPC_MOVE_DIRTY:

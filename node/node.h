@@ -61,6 +61,7 @@ typedef struct node {
 	pthread_mutex_t move_mu; /* guards move */
 	move_in move;
 	struct heat_mon *heat; /* the heat monitor (heat.h); NULL: none */
+	struct index_state *gsi; /* index.h: the view, the replicator */
 } node;
 
 /*
@@ -185,8 +186,9 @@ void node_dispatch_run(node *n, const rpc_request *req, arena *a,
 static inline uint32_t
 record_size(const uint8_t *rec)
 {
+	/* The top bit marks an index entry's record (index.h). */
 	return (uint32_t) rec[0] | (uint32_t) rec[1] << 8 |
-	    (uint32_t) rec[2] << 16 | (uint32_t) rec[3] << 24;
+	    (uint32_t) rec[2] << 16 | (uint32_t) (rec[3] & 0x7F) << 24;
 }
 
 #endif

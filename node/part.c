@@ -3,6 +3,7 @@
  * part.h for the locking rule and the record layout).
  */
 #include "part.h"
+#include "index.h"
 
 #include "bytes.h"
 #include "keyenc.h"
@@ -322,7 +323,8 @@ count_one(void *arg, const uint8_t *k, size_t kl, const uint8_t *v,
 		c->corrupt = true;
 		return false;
 	}
-	c->items++;
+	if (record_item_offset(v, vl) < vl) /* not an index tombstone */
+		c->items++;
 	c->bytes += record_size(v);
 	return true;
 }

@@ -15,6 +15,7 @@
 
 #include "codec.h"
 #include "expr_codec.h"
+#include "index.h"
 #include "capacity.h"
 #include "keyenc.h"
 #include "node.h"
@@ -71,8 +72,13 @@ visit(void *arg, const uint8_t *k, size_t kl, const uint8_t *v, size_t vl)
 		r->code = KV_CORRUPT;
 		return false;
 	}
-	const uint8_t *item = v + RECORD_HEADER;
-	size_t len = vl - RECORD_HEADER;
+	/* An index entry's record: past its version; a tombstone is not an
+	 * item (index.h). */
+	size_t at = record_item_offset(v, vl);
+	if (at == vl)
+		return true;
+	const uint8_t *item = v + at;
+	size_t len = vl - at;
 	r->scanned++;
 	r->read_bytes += record_size(v);
 	size_t m = 0;

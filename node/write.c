@@ -30,6 +30,7 @@
 #include "capacity.h"
 #include "codec.h"
 #include "expr_codec.h"
+#include "index.h"
 #include "item.h"
 #include "node.h"
 #include "throttle.h"
@@ -93,24 +94,24 @@ write_run_takes(const write_run *r, const rpc_request *req)
 
 /*
  * Writes rec (NULL: deletes key) and, once it is applied, sets p's live
- * counters; the stored records get them at a clean stop (part.h).
+ * counters; the stored records get them at a clean stop (part.h). b
+ * holds what must go in the same batch (index records: index.h), or
+ * nothing; the caller finishes it.
  */
 static kv_err
 write_item(node *n, part *p, const uint8_t *key, size_t key_len,
-    const uint8_t *rec, size_t rec_len, uint64_t items, uint64_t bytes)
+    const uint8_t *rec, size_t rec_len, uint64_t items, uint64_t bytes,
+    store_batch *b)
 {
-	store_batch b;
 	kv_err rv;
 
-	store_batch_init(&b);
 	if (rec != NULL)
-		rv = store_batch_add(&b, STORE_PUT, key, key_len, rec, rec_len);
+		rv = store_batch_add(b, STORE_PUT, key, key_len, rec, rec_len);
 	else
-		rv = store_batch_add(&b, STORE_DELETE, key, key_len, NULL, 0);
+		rv = store_batch_add(b, STORE_DELETE, key, key_len, NULL, 0);
 	/* Durable before the reply leaves: server.c flushes. */
 	if (rv == KV_OK)
-		rv = store_write_buffered(n->st, &b);
-	store_batch_fini(&b);
+		rv = store_write_buffered(n->st, b);
 	if (rv == KV_OK) {
 		move_note(p, key, key_len); /* a move under way sends it */
 		p->items = items;
@@ -130,9 +131,13 @@ write_run_end(node *n, write_run *r)
 	kv_err rv = KV_OK;
 	if (r->p == NULL)
 		return KV_OK;
-	if (r->dirty)
+	if (r->dirty) {
+		store_batch b;
+		store_batch_init(&b);
 		rv = write_item(n, r->p, r->key, r->key_len, r->rec,
-		    r->rec_len, r->items, r->bytes);
+		    r->rec_len, r->items, r->bytes, &b);
+		store_batch_fini(&b);
+	}
 	pthread_mutex_unlock(&r->p->mu);
 	pthread_rwlock_unlock(&n->parts.lock);
 	free(r->key);
@@ -198,20 +203,35 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 	    req->return_values == RPC_RETURN_NONE;
 	bool size_known = false;
 	uint32_t old_size = 0;
+	/*
+	 * A table with global indexes: the view stays read-locked until the
+	 * end, its writes read the old item (to find its old entries) and
+	 * never open a run (each write has its own records).
+	 */
+	const table *indexed = in_run ? NULL :
+	    index_view_table(n, req->table_id);
+	bool kick = false;
+	store_batch b;
+
+	store_batch_init(&b);
+	if (indexed != NULL) {
+		blind = false;
+		run = NULL;
+	}
 
 	if ((req->condition != NULL && expr_codec_decode_cond(a,
 	    req->condition, req->condition_len, &cond) != KV_OK) ||
 	    (req->update != NULL && expr_codec_decode_update(a, req->update,
 	    req->update_len, &upd) != KV_OK)) {
 		resp->code = KV_PROTO;
-		return;
+		goto done;
 	}
 	if (in_run) {
 		/* write_run_takes held: the same item, route checked. */
 		p = run->p;
 		if ((resp->code = throttle_admit(n, p, true, req->key,
 		    req->key_len, resp)) != KV_OK)
-			return;
+			goto done;
 		old = run->rec;
 		old_len = run->rec_len;
 		found = old != NULL;
@@ -277,6 +297,12 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 			    "Item size has exceeded the maximum allowed size");
 			goto unlock;
 		}
+		char msg[512];
+		if (indexed != NULL && !index_check(indexed, new_v, msg,
+		    sizeof(msg))) {
+			fail_with(a, resp, KV_EINVAL, msg);
+			goto unlock;
+		}
 		rec_len = RECORD_HEADER + codec_size(new_v);
 		if ((rec = malloc(rec_len)) == NULL) {
 			resp->code = KV_ENOMEM;
@@ -299,8 +325,16 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 		run->dirty = true;
 		rec = NULL;
 	} else {
+		if (indexed != NULL) {
+			resp->code = index_outbox(n, indexed, p->epoch, old_v,
+			    new_v, a, &b);
+			if (resp->code != KV_OK)
+				goto unlock;
+			kick = b.n > 0;
+		}
 		resp->code = write_item(n, p, req->key, req->key_len, rec,
-		    rec_len, items, bytes);
+		    rec_len, items, bytes, &b);
+		kick = kick && resp->code == KV_OK;
 	}
 unlock:
 	if (!in_run)
@@ -343,4 +377,10 @@ unlock_map:
 		free(old);
 	free(prev);
 	free(rec);
+done:
+	if (indexed != NULL)
+		index_view_unlock(n);
+	store_batch_fini(&b);
+	if (kick)
+		index_kick(n);
 }

@@ -58,6 +58,37 @@ wire_table_to_pb(const table *t, pb_table_buf *b)
 	b->t.decreases_today = t->decreases_today;
 	b->t.decreases_day = t->decreases_day;
 	b->t.billing_changed_ms = t->billing_changed_ms;
+	b->t.base_id = t->base_id;
+	b->t.backfilling = t->backfilling;
+	if (t->n_indexes > 0) {
+		b->idx = calloc(t->n_indexes, sizeof(*b->idx));
+		b->idxp = calloc(t->n_indexes, sizeof(*b->idxp));
+		b->idx_keys = calloc(2 * t->n_indexes, sizeof(*b->idx_keys));
+		if (b->idx == NULL || b->idxp == NULL || b->idx_keys == NULL)
+			return KV_ENOMEM;
+		for (size_t i = 0; i < t->n_indexes; i++) {
+			const index_def *d = &t->indexes[i];
+			Kv__IndexDef *x = &b->idx[i];
+			kv__index_def__init(x);
+			x->name = d->name != NULL ? d->name : (char *) "";
+			x->local = d->local;
+			x->table_id = d->table_id;
+			keydef_to_pb(&d->hash, &b->idx_keys[2 * i]);
+			x->hash = &b->idx_keys[2 * i];
+			if (d->range.name != NULL) {
+				keydef_to_pb(&d->range, &b->idx_keys[2 * i + 1]);
+				x->range = &b->idx_keys[2 * i + 1];
+			}
+			x->projection = (uint32_t) d->projection;
+			x->n_include = d->n_include;
+			x->include = d->include;
+			x->rcu = d->rcu;
+			x->wcu = d->wcu;
+			b->idxp[i] = x;
+		}
+		b->t.n_indexes = t->n_indexes;
+		b->t.indexes = b->idxp;
+	}
 	if (t->n_parts > 0) {
 		b->parts = calloc(t->n_parts, sizeof(*b->parts));
 		b->partp = calloc(t->n_parts, sizeof(*b->partp));
@@ -91,6 +122,9 @@ wire_table_buf_fini(pb_table_buf *b)
 	free(b->defp);
 	free(b->parts);
 	free(b->partp);
+	free(b->idx);
+	free(b->idxp);
+	free(b->idx_keys);
 }
 
 static kv_err
@@ -104,6 +138,43 @@ keydef_from_pb(const Kv__KeyDef *pb, key_def *k)
 	k->type = (val_type) pb->type;
 	return KV_OK;
 }
+
+/* Protobuf -> owned index definition; on failure *d is finalised. */
+static kv_err
+index_def_from_pb(const Kv__IndexDef *pb, index_def *d)
+{
+	kv_err rv;
+	memset(d, 0, sizeof(*d));
+	if (pb->projection < PROJECT_ALL || pb->projection > PROJECT_INCLUDE)
+		return KV_PROTO;
+	if ((d->name = strdup(pb->name)) == NULL)
+		return KV_ENOMEM;
+	d->local = pb->local;
+	d->table_id = pb->table_id;
+	d->projection = (index_projection) pb->projection;
+	d->rcu = pb->rcu;
+	d->wcu = pb->wcu;
+	if ((rv = keydef_from_pb(pb->hash, &d->hash)) != KV_OK ||
+	    (pb->range != NULL &&
+	    (rv = keydef_from_pb(pb->range, &d->range)) != KV_OK))
+		goto fail;
+	if (pb->n_include > 0) {
+		rv = KV_ENOMEM;
+		if ((d->include = calloc(pb->n_include, sizeof(char *))) ==
+		    NULL)
+			goto fail;
+		for (size_t i = 0; i < pb->n_include; i++) {
+			if ((d->include[i] = strdup(pb->include[i])) == NULL)
+				goto fail;
+			d->n_include = i + 1;
+		}
+	}
+	return KV_OK;
+fail:
+	index_def_fini(d);
+	return rv;
+}
+
 
 /* Protobuf -> owned table. On failure *t is finalised. */
 kv_err
@@ -153,6 +224,21 @@ wire_table_from_pb(const Kv__Table *pb, table *t)
 	t->decreases_today = pb->decreases_today;
 	t->decreases_day = pb->decreases_day;
 	t->billing_changed_ms = pb->billing_changed_ms;
+	t->base_id = pb->base_id;
+	t->backfilling = pb->backfilling;
+	if (pb->n_indexes > 0) {
+		t->indexes = calloc(pb->n_indexes, sizeof(index_def));
+		if (t->indexes == NULL) {
+			rv = KV_ENOMEM;
+			goto fail;
+		}
+		for (size_t i = 0; i < pb->n_indexes; i++) {
+			rv = index_def_from_pb(pb->indexes[i], &t->indexes[i]);
+			if (rv != KV_OK)
+				goto fail;
+			t->n_indexes = i + 1;
+		}
+	}
 	if (pb->n_parts > 0) {
 		t->parts = calloc(pb->n_parts, sizeof(partition));
 		if (t->parts == NULL) {

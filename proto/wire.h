@@ -67,7 +67,21 @@ typedef enum rpc_op {
 	RPC_BORROW = 31,      /* owner: rates its partitions of PROVISIONED
 	                       * tables may use for max_bytes ms (item:
 	                       * RPC_BORROW_ENTRY bytes a partition) */
+	RPC_INDEX_APPLY = 33, /* index owner: apply outbox records (subs;
+	                       * node/index.h), all or none */
+	RPC_INDEX_UPDATE = 34, /* catalog node: UpdateTable's change of one
+	                        * global index (limit RPC_INDEX_*) of table
+	                        * `table` (its name; indexes[0] the index;
+	                        * attr_defs the request's definitions) */
+	RPC_INDEX_BACKFILL = 35, /* base owner: fill index `part` (a table
+	                          * id) from table `table_id`'s partitions;
+	                          * answers what is done (node/index.h) */
 } rpc_op;
+
+/* RPC_INDEX_UPDATE's change (rpc_request.limit). */
+#define RPC_INDEX_CREATE 1
+#define RPC_INDEX_DELETE 2
+#define RPC_INDEX_THROUGHPUT 3
 
 /* Why a partition is split or moved (rpc_request.reason). */
 typedef enum rpc_reason {
@@ -159,7 +173,8 @@ typedef struct rpc_request {
 	const char *table_name; /* DELETE_TABLE; NULL when absent */
 	uint64_t min_version;   /* CATALOG_GET: wanted at least this */
 	uint32_t node;          /* ASSIGN: the node being told */
-	const uint8_t **subs;   /* MULTI: packed requests (wire_pack_request) */
+	const uint8_t **subs;   /* MULTI: packed requests (wire_pack_request);
+	                         * INDEX_APPLY: records (node/index.h) */
 	size_t *sub_lens;
 	size_t n_subs;
 	uint64_t move_id;       /* MOVE_*: the move */

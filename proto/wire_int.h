@@ -17,6 +17,9 @@ typedef struct pb_table_buf {
 	Kv__KeyDef **defp;
 	Kv__Partition *parts;
 	Kv__Partition **partp;
+	Kv__IndexDef *idx;
+	Kv__IndexDef **idxp;
+	Kv__KeyDef *idx_keys; /* two per index: hash, range */
 } pb_table_buf;
 
 /*

@@ -143,7 +143,7 @@ read_common(api_ctx *c, json_t *body, unsigned which, read_req *r,
 			return errors_from_kv(out, rv), false;
 		r->has_esk = true;
 	}
-	(void) index; /* checked once the table is known */
+	r->index = index; /* checked once the table is known */
 	return true;
 }
 
@@ -223,15 +223,24 @@ read_part(api_ctx *c, const read_req *r, const uint8_t *cond, size_t condl,
 	return take_range(c, r, &resp, pg);
 }
 
-/* Writes the key attributes of item as a map, for LastEvaluatedKey. */
+/*
+ * Writes the key attributes of item as a map, for LastEvaluatedKey: the
+ * keys of qt, the table or index read, and of t, its base table (an
+ * index's LastEvaluatedKey names both, as DynamoDB's does).
+ */
 static void
-write_key(jtext *j, const table *t, const value *item)
+write_key(jtext *j, const table *qt, const table *t, const value *item)
 {
-	const key_def *defs[2] = { &t->hash, &t->range };
+	const key_def *defs[4] = { &qt->hash, &qt->range, &t->hash,
+	    &t->range };
 	bool first = true;
 	jtext_lit(j, "{");
-	for (int i = 0; i < 2; i++) {
-		if (defs[i]->name == NULL)
+	for (int i = 0; i < 4; i++) {
+		bool dup = false;
+		for (int k = 0; k < i && defs[i]->name != NULL; k++)
+			dup |= defs[k]->name != NULL &&
+			    strcmp(defs[k]->name, defs[i]->name) == 0;
+		if (defs[i]->name == NULL || dup)
 			continue;
 		size_t n = strlen(defs[i]->name);
 		const value *v = item_attr(item, defs[i]->name, n);
@@ -252,7 +261,8 @@ write_key(jtext *j, const table *t, const value *item)
  * {"Items":[ once an item is in, becomes the answer.
  */
 static void
-reply_page(const read_req *r, const table *t, page *pg, reply *out)
+reply_page(const read_req *r, const table *t, const table *qt, page *pg,
+    reply *out)
 {
 	jtext *j = &pg->items;
 	if (r->select != SELECT_COUNT) {
@@ -268,7 +278,7 @@ reply_page(const read_req *r, const table *t, page *pg, reply *out)
 	jtext_uint(j, pg->scanned);
 	if (pg->stopped) {
 		jtext_member(j, "LastEvaluatedKey");
-		write_key(j, t, &pg->last);
+		write_key(j, qt, t, &pg->last);
 	}
 	/* One page: its bytes read are rounded up to 4 KB once. */
 	req_consumed_text(j, r->capacity, t->name,
@@ -354,15 +364,102 @@ esk_in_query(const read_req *r, const value *pk, const value *epk,
 	return true;
 }
 
-static bool
-index_refused(json_t *body, reply *out)
+/*
+ * The table a read of t with IndexName `index` reads: t itself without
+ * one, else the global index's table. NULL when the index is missing
+ * (with *out filled, unless quiet) or not readable yet. Needs the route
+ * read lock.
+ */
+static const table *
+read_table_of(api_ctx *c, const table *t, const char *index,
+    bool consistent, reply *out, bool quiet)
 {
-	json_t *index = json_object_get(body, "IndexName");
-	if (index == NULL || json_is_null(index))
-		return false;
-	errors_reply(out, ERR_VALIDATION, "The table does not have the "
-	    "specified index: %s", json_string_value(index));
-	return true;
+	if (index == NULL)
+		return t;
+	for (size_t i = 0; i < t->n_indexes; i++) {
+		const index_def *d = &t->indexes[i];
+		if (strcmp(d->name, index) != 0)
+			continue;
+		if (consistent && !d->local) {
+			if (!quiet)
+				errors_reply(out, ERR_VALIDATION, "Consistent "
+				    "reads are not supported on global "
+				    "secondary indexes");
+			return NULL;
+		}
+		const table *it = table_find_id(route_current(c->r),
+		    d->table_id);
+		if (it == NULL || !table_serving(it) || it->backfilling) {
+			if (!quiet)
+				errors_reply(out, ERR_VALIDATION, "Cannot read "
+				    "from backfilling global secondary index: "
+				    "%s", index);
+			return NULL;
+		}
+		return it;
+	}
+	if (!quiet)
+		errors_reply(out, ERR_VALIDATION, "The table does not have the "
+		    "specified index: %s", index);
+	return NULL;
+}
+
+/*
+ * The storage key an ExclusiveStartKey names in qt (t, or an index of t:
+ * then it must hold the index's keys and the table's, and nothing else),
+ * in c->a; NULL after filling *out. The index's (or table's) partition
+ * key value in *pk.
+ */
+static uint8_t *
+esk_storage_key(api_ctx *c, const table *t, const table *qt,
+    const value *esk, const value **pk, size_t *len, reply *out)
+{
+	const value *sk, *bpk = NULL, *bsk = NULL;
+	uint8_t *k, *ka;
+	kv_err rv;
+	if (qt == t) {
+		if (!check_esk(t, esk, pk, &sk, out))
+			return NULL;
+		rv = keyenc_item_key(t->id, *pk, sk, &k, len);
+	} else {
+		const key_def *defs[4] = { &qt->hash, &qt->range, &t->hash,
+		    &t->range };
+		const value *vals[4] = { NULL, NULL, NULL, NULL };
+		size_t want = 0;
+		for (int i = 0; i < 4; i++) {
+			bool dup = false;
+			for (int j = 0; j < i && defs[i]->name != NULL; j++)
+				dup |= defs[j]->name != NULL && strcmp(
+				    defs[j]->name, defs[i]->name) == 0;
+			if (defs[i]->name == NULL)
+				continue;
+			vals[i] = item_attr(esk, defs[i]->name,
+			    strlen(defs[i]->name));
+			want += dup ? 0 : 1;
+			if (vals[i] == NULL || vals[i]->type != defs[i]->type)
+				want = SIZE_MAX / 2; /* refused below */
+		}
+		if (esk->len != want) {
+			errors_reply(out, ERR_VALIDATION, "The provided starting "
+			    "key is invalid: The provided key element does not "
+			    "match the schema");
+			return NULL;
+		}
+		*pk = vals[0];
+		sk = vals[1];
+		bpk = vals[2];
+		bsk = vals[3];
+		rv = keyenc_index_key(qt->id, *pk, sk, bpk, bsk, &k, len);
+	}
+	if (rv != KV_OK || (ka = arena_alloc(c->a, *len + 1)) == NULL) {
+		if (rv == KV_OK)
+			free(k);
+		errors_from_kv(out, KV_ENOMEM);
+		return NULL;
+	}
+	memcpy(ka, k, *len);
+	free(k);
+	return ka;
 }
 
 /* The first key attribute any path of o names, or NULL. */
@@ -426,17 +523,17 @@ typedef struct bounds {
 } bounds;
 
 /*
- * set_bound makes dst the key k, or with after the first key after k
- * (k + 0x00: no encoded key is a prefix of another). dst has room.
+ * set_bound makes dst the key k, or with after the first key after every
+ * key that begins with k (its prefix successor): an index's entries
+ * continue the index key with the base item's key (keyenc_index_key).
+ * dst has room.
  */
 static void
 set_bound(uint8_t *dst, size_t *dstl, const uint8_t *k, size_t kl,
     bool after)
 {
 	memcpy(dst, k, kl);
-	*dstl = kl;
-	if (after)
-		dst[(*dstl)++] = 0;
+	*dstl = after ? successor(dst, kl) : kl;
 }
 
 /*
@@ -567,8 +664,8 @@ query_bounds(api_ctx *c, const table *t, const read_req *r,
 	case EXPR_KEY_BETWEEN:
 		set_bound(b->lo, &b->lol, k0, k0l, false);
 		memcpy(b->hi, k0, cl); /* the collection prefix, unchanged */
-		b->hil = cl + keyenc_value(rk->v[1], b->hi + cl);
-		b->hi[b->hil++] = 0;
+		b->hil = successor(b->hi, cl + keyenc_value(rk->v[1],
+		    b->hi + cl));
 		if (value_cmp(rk->v[0], rk->v[1]) > 0) {
 			errors_reply(out, ERR_VALIDATION, "Invalid "
 			    "KeyConditionExpression: The BETWEEN operator "
@@ -613,38 +710,26 @@ bool
 ops_query_route(api_ctx *c, json_t *body, query_req *q, bool *refreshed,
     reply *out)
 {
-	const value *pk, *epk, *esk;
+	const value *pk, *epk;
 	bounds b;
 	read_req *r = &q->r;
+	uint8_t *ka = NULL;
+	size_t kl = 0;
 
 	route_read_lock();
 	const table *t = find_table(c, r->table, refreshed, out);
-	if (t == NULL || index_refused(body, out) ||
-	    !query_bounds(c, t, r, &pk, &b, out) ||
-	    filter_keys_refused(body, t, r, out) ||
-	    (r->has_esk && !check_esk(t, &r->esk, &epk, &esk, out)) ||
+	const table *qt = t != NULL ? read_table_of(c, t, r->index,
+	    r->consistent, out, false) : NULL;
+	if (qt == NULL || !query_bounds(c, qt, r, &pk, &b, out) ||
+	    filter_keys_refused(body, qt, r, out) ||
+	    (r->has_esk && (ka = esk_storage_key(c, t, qt, &r->esk, &epk,
+	    &kl, out)) == NULL) ||
 	    (r->has_esk && !esk_in_query(r, pk, epk, out))) {
 		route_read_unlock();
 		return false;
 	}
 	if (r->has_esk) {
 		/* Resume right after the start key, inside the bounds. */
-		uint8_t *k;
-		size_t kl;
-		if (keyenc_item_key(t->id, epk, esk, &k, &kl) != KV_OK) {
-			route_read_unlock();
-			errors_from_kv(out, KV_ENOMEM);
-			return false;
-		}
-		uint8_t *ka = arena_alloc(c->a, kl + 1);
-		if (ka == NULL) {
-			free(k);
-			route_read_unlock();
-			errors_from_kv(out, KV_ENOMEM);
-			return false;
-		}
-		memcpy(ka, k, kl);
-		free(k);
 		if (!r->backward) {
 			ka[kl] = 0; /* the first key after it */
 			if (bytes_cmp(ka, kl + 1, b.lo, b.lol) > 0) {
@@ -656,11 +741,11 @@ ops_query_route(api_ctx *c, json_t *body, query_req *q, bool *refreshed,
 			b.hil = kl;
 		}
 	}
-	const partition *p = table_partition_for(t, keyenc_hash(pk));
+	const partition *p = table_partition_for(qt, keyenc_hash(pk));
 	q->owner = p->node;
 	q->tname = arena_dup(c->a, t->name, strlen(t->name));
 	q->req = (rpc_request) {
-		.op = RPC_RANGE, .table_id = t->id, .part = p->id,
+		.op = RPC_RANGE, .table_id = qt->id, .part = p->id,
 		.epoch = p->epoch, .range_lo = b.lo, .range_lo_len = b.lol,
 		.range_hi = b.hi, .range_hi_len = b.hil,
 		.backward = r->backward, .limit = r->limit,
@@ -694,10 +779,12 @@ ops_query_answer(api_ctx *c, query_req *q, kv_err rv, rpc_response *resp,
 	route_read_lock();
 	const table *now = catalog_find(route_current(c->r), q->tname,
 	    strlen(q->tname));
-	if (now == NULL)
+	const table *qt = now != NULL ? read_table_of(c, now, q->r.index,
+	    false, out, true) : NULL;
+	if (qt == NULL)
 		req_table_missing(out);
 	else
-		reply_page(&q->r, now, &pg, out);
+		reply_page(&q->r, now, qt, &pg, out);
 	route_read_unlock();
 	jtext_fini(&pg.items);
 	return 1;
@@ -780,9 +867,6 @@ ops_read_scan(api_ctx *c, json_t *body, reply *out)
 			return;
 		}
 	}
-	if (r.consistent && json_object_get(body, "IndexName") != NULL) {
-		/* No indexes yet: the index check below answers. */
-	}
 	/* The segment's hash slice [hlo, hlast]. */
 	uint64_t hlo = 0, hlast = UINT64_MAX;
 	if (r.total_segments > 0) {
@@ -800,30 +884,21 @@ ops_read_scan(api_ctx *c, json_t *body, reply *out)
 	for (int attempt = 0; attempt < ROUTE_STALE_RETRIES; attempt++) {
 		route_read_lock();
 		const table *t = find_table(c, r.table, &refreshed, out);
-		const value *epk, *esk;
-		if (t == NULL || index_refused(body, out) ||
-		    (r.has_esk && start == NULL &&
-		    !check_esk(t, &r.esk, &epk, &esk, out))) {
+		const table *qt = t != NULL ? read_table_of(c, t, r.index,
+		    r.consistent, out, false) : NULL;
+		const value *epk;
+		size_t kl = 0;
+		if (qt == NULL || (r.has_esk && start == NULL &&
+		    (start = esk_storage_key(c, t, qt, &r.esk, &epk, &kl,
+		    out)) == NULL)) {
 			route_read_unlock();
 			jtext_fini(&pg.items);
 			return;
 		}
 		tname = arena_dup(c->a, t->name, strlen(t->name));
-		if (r.has_esk && start == NULL) {
-			uint8_t *k;
-			size_t kl;
-			if (keyenc_item_key(t->id, epk, esk, &k, &kl) !=
-			    KV_OK) {
-				route_read_unlock();
-				jtext_fini(&pg.items);
-				errors_from_kv(out, KV_ENOMEM);
-				return;
-			}
-			start = arena_alloc(c->a, kl + 1);
-			memcpy(start, k, kl);
-			start[kl] = 0;
+		if (r.has_esk && startl == 0) {
+			start[kl] = 0; /* the first key after it */
 			startl = kl + 1;
-			free(k);
 			uint64_t h = keyenc_key_hash(start);
 			if (h < hlo || h > hlast) {
 				route_read_unlock();
@@ -835,10 +910,10 @@ ops_read_scan(api_ctx *c, json_t *body, reply *out)
 			}
 		}
 		/* Copy the partitions: the walk makes node calls. */
-		size_t np = t->n_parts;
+		size_t np = qt->n_parts;
 		partition *parts = arena_alloc(c->a, np * sizeof(*parts));
-		memcpy(parts, t->parts, np * sizeof(*parts));
-		uint32_t tid = t->id;
+		memcpy(parts, qt->parts, np * sizeof(*parts));
+		uint32_t tid = qt->id;
 		route_read_unlock();
 
 		kv_err rv = KV_OK;
@@ -902,13 +977,15 @@ ops_read_scan(api_ctx *c, json_t *body, reply *out)
 		}
 		route_read_lock();
 		t = catalog_find(route_current(c->r), tname, strlen(tname));
-		if (t == NULL) {
+		qt = t != NULL ? read_table_of(c, t, r.index, false, out,
+		    true) : NULL;
+		if (qt == NULL) {
 			route_read_unlock();
 			jtext_fini(&pg.items);
 			req_table_missing(out);
 			return;
 		}
-		reply_page(&r, t, &pg, out);
+		reply_page(&r, t, qt, &pg, out);
 		route_read_unlock();
 		jtext_fini(&pg.items);
 		return;

@@ -28,6 +28,7 @@ typedef struct read_req {
 	bool has_esk;
 	uint32_t segment, total_segments; /* Scan; total 0: not parallel */
 	const char *capacity; /* ReturnConsumedCapacity; NULL: none */
+	const char *index;    /* IndexName; NULL: the table itself */
 } read_req;
 
 /* The page being built. */

@@ -9,7 +9,9 @@
  * and List read a freshly fetched catalog, so a client polling for ACTIVE
  * sees it as soon as the catalog node does. ItemCount and TableSizeBytes
  * are summed from the owners' partition counters (DynamoDB refreshes these
- * about every six hours; ours are exact).
+ * about every six hours; ours are exact). Secondary indexes are read,
+ * checked and described by index_spec.c; the catalog table that holds a
+ * GSI's entries ("BASE/INDEX") is never listed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,10 +21,9 @@
 #include "api.h"
 #include "conn.h"
 #include "errors.h"
+#include "index_spec.h"
 #include "request.h"
 #include "route.h"
-
-#define MAX_PROVISIONED 1000000000000LL
 
 static const char *
 status_name(table_status s)
@@ -72,8 +73,52 @@ key_schema_json(const table *t)
 }
 
 /*
+ * Adds t's GlobalSecondaryIndexes and LocalSecondaryIndexes to its
+ * description j. A GSI's status, throughput and counts are those of the
+ * catalog table that holds its entries; while the catalog has none yet
+ * the index is being created (or, with its table, deleted).
+ */
+static void
+describe_indexes(api_ctx *c, const table *t, bool with_counts,
+    const char *arn, json_t *j)
+{
+	json_t *lists[2] = { NULL, NULL }; /* global, local */
+
+	for (size_t i = 0; i < t->n_indexes; i++) {
+		const index_def *d = &t->indexes[i];
+		table copy;
+		bool have = false;
+		/* A copy: the counts below are network calls, made outside
+		 * the route's read lock. */
+		route_read_lock();
+		const table *it = d->local || d->table_id == 0 ? NULL :
+		    table_find_id(route_current(c->r), d->table_id);
+		if (it != NULL)
+			have = table_copy(it, &copy) == KV_OK;
+		route_read_unlock();
+		uint64_t items = 0, bytes = 0;
+		if (with_counts && have && table_serving(&copy))
+			table_counts(c, &copy, &items, &bytes);
+		const char *status = have ? status_name(copy.status) :
+		    t->status == TABLE_DELETING ? "DELETING" : "CREATING";
+		json_t **l = &lists[d->local ? 1 : 0];
+		if (*l == NULL)
+			*l = json_array();
+		json_array_append_new(*l, index_spec_describe(d, arn,
+		    have ? &copy : NULL, status, items, bytes));
+		if (have)
+			table_fini(&copy);
+	}
+	if (lists[0] != NULL)
+		json_object_set_new(j, "GlobalSecondaryIndexes", lists[0]);
+	if (lists[1] != NULL)
+		json_object_set_new(j, "LocalSecondaryIndexes", lists[1]);
+}
+
+/*
  * The TableDescription of t. with_counts adds ItemCount and TableSizeBytes
- * from the owners (DescribeTable), which needs network calls.
+ * (and the indexes') from the owners (DescribeTable), which needs network
+ * calls.
  */
 static json_t *
 describe(api_ctx *c, const table *t, bool with_counts)
@@ -122,6 +167,8 @@ describe(api_ctx *c, const table *t, bool with_counts)
 		    json_real((double) (t->billing_changed_ms != 0 ?
 		    t->billing_changed_ms : t->created_ms) / 1000.0));
 	json_object_set_new(j, "BillingModeSummary", bms);
+	if (t->n_indexes > 0)
+		describe_indexes(c, t, with_counts, arn, j);
 	json_object_set_new(j, "DeletionProtectionEnabled", json_false());
 	return j;
 }
@@ -153,56 +200,13 @@ attr_type(const char *s)
 	return 0;
 }
 
-/* Reads ProvisionedThroughput's units; false after filling *out. */
-static bool
-read_throughput(json_t *pt, req_errors *e, json_int_t *rcu, json_int_t *wcu,
-    reply *out)
-{
-	static const char *const f[2] = { "ReadCapacityUnits",
-		"WriteCapacityUnits" };
-	static const char *const m[2] = {
-		"provisionedThroughput.readCapacityUnits",
-		"provisionedThroughput.writeCapacityUnits" };
-	json_int_t *dst[2] = { rcu, wcu };
-	for (int i = 0; i < 2; i++) {
-		json_t *v;
-		*dst[i] = 0;
-		if (!req_integer(pt, f[i], &v, out))
-			return false;
-		if (v == NULL) {
-			req_errors_add(e, "Value null at '%s' failed to "
-			    "satisfy constraint: Member must not be null", m[i]);
-			continue;
-		}
-		*dst[i] = json_integer_value(v);
-		if (*dst[i] < 1)
-			req_errors_add(e, "Value '%lld' at '%s' failed to "
-			    "satisfy constraint: Member must have value "
-			    "greater than or equal to 1",
-			    (long long) *dst[i], m[i]);
-	}
-	return true;
-}
-
-/* DynamoDB's upper bound on provisioned units; false after filling *out. */
-static bool
-throughput_in_bounds(json_int_t rcu, json_int_t wcu, reply *out)
-{
-	if (rcu <= MAX_PROVISIONED && wcu <= MAX_PROVISIONED)
-		return true;
-	errors_reply(out, ERR_VALIDATION, "Given value %lld for %s is out of "
-	    "bounds", (long long) (rcu > MAX_PROVISIONED ? rcu : wcu),
-	    rcu > MAX_PROVISIONED ? "ReadCapacityUnits" :
-	    "WriteCapacityUnits");
-	return false;
-}
-
 void
 ops_table_create(api_ctx *c, json_t *body, reply *out)
 {
 	const char *name, *billing;
 	json_t *defs_j, *keys_j, *pt;
 	req_errors e = { 0 };
+	index_spec ix;
 	table t;
 	json_int_t rcu = 0, wcu = 0;
 
@@ -213,12 +217,6 @@ ops_table_create(api_ctx *c, json_t *body, reply *out)
 	    !req_string(body, "BillingMode", &billing, out) ||
 	    !req_object(body, "ProvisionedThroughput", &pt, out))
 		return;
-	if (json_object_get(body, "GlobalSecondaryIndexes") != NULL ||
-	    json_object_get(body, "LocalSecondaryIndexes") != NULL) {
-		errors_reply(out, ERR_VALIDATION, "Secondary indexes are not "
-		    "supported by this cluster yet");
-		return;
-	}
 	/* Shape checks, collected as DynamoDB collects them. */
 	if (defs_j == NULL)
 		req_errors_add(&e, "Value null at 'attributeDefinitions' "
@@ -237,7 +235,8 @@ ops_table_create(api_ctx *c, json_t *body, reply *out)
 		req_errors_add(&e, "Value '%s' at 'billingMode' failed to "
 		    "satisfy constraint: Member must satisfy enum value set: "
 		    "[PROVISIONED, PAY_PER_REQUEST]", billing);
-	if (pt != NULL && !read_throughput(pt, &e, &rcu, &wcu, out))
+	if (pt != NULL && !index_spec_read_throughput(pt,
+	    "provisionedThroughput", &e, &rcu, &wcu, out))
 		return;
 	size_t nd = defs_j != NULL ? json_array_size(defs_j) : 0;
 	size_t nk = keys_j != NULL ? json_array_size(keys_j) : 0;
@@ -281,7 +280,8 @@ ops_table_create(api_ctx *c, json_t *body, reply *out)
 			    "[HASH, RANGE]", kt[i] != NULL ? kt[i] : "null",
 			    i + 1);
 	}
-	if (req_errors_reply(&e, out))
+	if (!index_spec_read(c, body, &ix, &e, out) ||
+	    req_errors_reply(&e, out))
 		return;
 
 	/* The service's own checks, in DynamoDB's order. */
@@ -301,7 +301,7 @@ ops_table_create(api_ctx *c, json_t *body, reply *out)
 		    "BillingMode is PROVISIONED");
 		return;
 	}
-	if (!throughput_in_bounds(rcu, wcu, out))
+	if (!index_spec_throughput_in_bounds(rcu, wcu, out))
 		return;
 	if (nk > nd) {
 		errors_reply(out, ERR_VALIDATION, "Invalid KeySchema: Some "
@@ -346,7 +346,8 @@ ops_table_create(api_ctx *c, json_t *body, reply *out)
 		    "second KeySchemaElement is not a RANGE key type");
 		return;
 	}
-	if (nk != nd) {
+	/* With indexes, index_spec_check matches definitions to keys. */
+	if (!index_spec_given(&ix) && nk != nd) {
 		errors_reply(out, ERR_VALIDATION, "One or more parameter "
 		    "values were invalid: Number of attributes in KeySchema "
 		    "does not exactly match number of attributes defined in "
@@ -361,20 +362,25 @@ ops_table_create(api_ctx *c, json_t *body, reply *out)
 				return;
 			}
 
-	/* Build the table; the catalog node fills in the rest. */
-	key_def defs[2], *hk, *rk = NULL;
+	key_def defs[64];
 	for (size_t i = 0; i < nd; i++) {
 		defs[i].name = (char *) dn[i];
 		defs[i].type = attr_type(dt[i]);
 	}
-	hk = strcmp(dn[0], kn[0]) == 0 ? &defs[0] : &defs[1];
-	if (nk == 2)
-		rk = strcmp(dn[0], kn[1]) == 0 ? &defs[0] : &defs[1];
+	index_spec_table it = { .hash = kn[0], .range = nk == 2 ? kn[1] :
+	    NULL, .defs = defs, .n_defs = nd, .on_demand = on_demand };
+	if (!index_spec_check(c, &ix, &it, &t.indexes, &t.n_indexes, out))
+		return;
+
+	/* Build the table; the catalog node fills in the rest. */
+	for (size_t i = 0; i < nd; i++) {
+		if (strcmp(dn[i], kn[0]) == 0)
+			t.hash = defs[i];
+		else if (nk == 2 && strcmp(dn[i], kn[1]) == 0)
+			t.range = defs[i];
+	}
 	t.name = (char *) name;
 	t.uuid = (char *) "";
-	t.hash = *hk;
-	if (rk != NULL)
-		t.range = *rk;
 	t.attr_defs = defs;
 	t.n_attr_defs = nd;
 	t.billing = on_demand ? BILLING_PAY_PER_REQUEST : BILLING_PROVISIONED;
@@ -478,18 +484,23 @@ ops_table_list(api_ctx *c, json_t *body, reply *out)
 	json_t *j = json_object();
 	route_read_lock();
 	const catalog *cat = route_current(c->r);
+	const char *last = NULL;
 	size_t i = 0;
 	/* Tables are sorted by name: skip to the one after `start`. */
 	while (start != NULL && i < cat->n_tables &&
 	    strcmp(cat->tables[i].name, start) <= 0)
 		i++;
 	for (; i < cat->n_tables; i++) {
+		/* A GSI's own table is no table of the user's. */
+		if (table_is_index(&cat->tables[i]))
+			continue;
 		if ((json_int_t) json_array_size(names) == limit) {
 			json_object_set_new(j, "LastEvaluatedTableName",
-			    json_string(cat->tables[i - 1].name));
+			    json_string(last));
 			break;
 		}
-		json_array_append_new(names, json_string(cat->tables[i].name));
+		last = cat->tables[i].name;
+		json_array_append_new(names, json_string(last));
 	}
 	route_read_unlock();
 	json_object_set_new(j, "TableNames", names);
@@ -583,7 +594,8 @@ ops_table_update(api_ctx *c, json_t *body, reply *out)
 		req_errors_add(&e, "Value '%s' at 'billingMode' failed to "
 		    "satisfy constraint: Member must satisfy enum value set: "
 		    "[PROVISIONED, PAY_PER_REQUEST]", billing);
-	if (pt != NULL && !read_throughput(pt, &e, &rcu, &wcu, out))
+	if (pt != NULL && !index_spec_read_throughput(pt,
+	    "provisionedThroughput", &e, &rcu, &wcu, out))
 		return;
 	if (req_errors_reply(&e, out))
 		return;
@@ -602,7 +614,7 @@ ops_table_update(api_ctx *c, json_t *body, reply *out)
 		    "ReplicaUpdates is required");
 		return;
 	}
-	if (!throughput_in_bounds(rcu, wcu, out))
+	if (!index_spec_throughput_in_bounds(rcu, wcu, out))
 		return;
 
 	/* The billing mode the table will have: given, or kept. */

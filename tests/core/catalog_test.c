@@ -125,6 +125,24 @@ sample_table(table *t, const char *name, uint32_t id, bool range,
 		cr_assert_eq(table_split_even(t, parts, id % 3, 3), KV_OK);
 		t->parts[parts - 1].epoch = 1ULL << 40;
 	}
+	if (range) {
+		/* One global index, INCLUDE with two attributes. */
+		t->n_indexes = 1;
+		t->indexes = calloc(1, sizeof(index_def));
+		cr_assert_not_null(t->indexes);
+		index_def *d = &t->indexes[0];
+		d->name = xstrdup("by_blob");
+		d->table_id = id + 100;
+		d->hash = (key_def) { xstrdup("blob"), VAL_B };
+		d->range = (key_def) { xstrdup("sk"), VAL_N };
+		d->projection = PROJECT_INCLUDE;
+		d->n_include = 2;
+		d->include = calloc(2, sizeof(char *));
+		cr_assert_not_null(d->include);
+		d->include[0] = xstrdup("a");
+		d->include[1] = xstrdup("b");
+		d->rcu = 3;
+	}
 }
 
 static void
@@ -168,6 +186,24 @@ expect_table_same(const table *a, const table *b, bool deep)
 	if (a->n_parts > 0)
 		cr_assert_eq(memcmp(a->parts, b->parts,
 		    a->n_parts * sizeof(partition)), 0);
+	cr_assert_eq(a->n_indexes, b->n_indexes);
+	for (size_t i = 0; i < a->n_indexes; i++) {
+		const index_def *x = &a->indexes[i], *y = &b->indexes[i];
+		cr_assert_str_eq(x->name, y->name);
+		cr_assert_eq(x->table_id, y->table_id);
+		expect_def_eq(&x->hash, &y->hash, "index hash");
+		expect_def_eq(&x->range, &y->range, "index range");
+		cr_assert_eq(x->projection, y->projection);
+		cr_assert_eq(x->n_include, y->n_include);
+		for (size_t k = 0; k < x->n_include; k++) {
+			cr_assert_str_eq(x->include[k], y->include[k]);
+			if (deep)
+				cr_assert_neq(x->include[k], y->include[k]);
+		}
+		cr_assert_eq(x->rcu, y->rcu);
+		if (deep)
+			cr_assert_neq(x->name, y->name);
+	}
 	if (!deep)
 		return;
 	cr_assert_neq(a->name, b->name);
@@ -226,6 +262,7 @@ Test(catalog, table_copy_is_deep_and_outlives_the_original)
 	sample_table(&keep, "orders", 7, true, 5);
 	t.name[0] = 'X';
 	t.attr_defs[2].name[0] = 'X';
+	t.indexes[0].include[1][0] = 'X';
 	t.parts[0].epoch = 99;
 	table_fini(&t);
 	expect_table_same(&copy, &keep, true);

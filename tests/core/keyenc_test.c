@@ -160,7 +160,7 @@ random_raw(struct raw *r, const struct raw *prev)
 }
 
 static void
-check_bytes_order(val_type t, uint64_t seed)
+check_bytes_cmp(val_type t, uint64_t seed)
 {
 	struct raw *r = calloc(NRAW, sizeof(*r));
 	size_t i, j;
@@ -194,12 +194,12 @@ check_bytes_order(val_type t, uint64_t seed)
 
 Test(keyenc, string_order_is_byte_order)
 {
-	check_bytes_order(VAL_S, 1);
+	check_bytes_cmp(VAL_S, 1);
 }
 
 Test(keyenc, binary_order_is_byte_order)
 {
-	check_bytes_order(VAL_B, 2);
+	check_bytes_cmp(VAL_B, 2);
 }
 
 /* ---- N ------------------------------------------------------------- */
@@ -506,4 +506,62 @@ Test(keyenc, hash_depends_on_type)
 	cr_assert_neq(keyenc_hash(&s), keyenc_hash(&b));
 	cr_assert_neq(keyenc_hash(&s), keyenc_hash(&vn));
 	cr_assert_neq(keyenc_hash(&b), keyenc_hash(&vn));
+}
+
+/* ---- index entry keys ---------------------------------------------- */
+
+Test(keyenc, index_key_is_the_item_key_then_the_base_key)
+{
+	value ipk = str_value(VAL_S, "owner", 5);
+	value isk = str_value(VAL_S, "2026", 4);
+	value bpk = str_value(VAL_B, "\0\1", 2);
+	value bsk = str_value(VAL_S, "x", 1);
+	size_t len, il, bl, sl;
+	uint8_t *key = NULL;
+	uint8_t *ik = item_key(9, &ipk, &isk, &il);
+	uint8_t *benc = encode(&bpk, &bl), *senc = encode(&bsk, &sl);
+
+	cr_assert_eq(keyenc_index_key(9, &ipk, &isk, &bpk, &bsk, &key, &len),
+	    KV_OK);
+	cr_assert_eq(len, il + bl + sl);
+	cr_assert_arr_eq(key, ik, il);
+	cr_assert_arr_eq(key + il, benc, bl);
+	cr_assert_arr_eq(key + il + bl, senc, sl);
+	free(key);
+	/* Without an index sort key: the base key follows the index's. */
+	free(ik);
+	ik = item_key(9, &ipk, NULL, &il);
+	cr_assert_eq(keyenc_index_key(9, &ipk, NULL, &bpk, NULL, &key, &len),
+	    KV_OK);
+	cr_assert_eq(len, il + bl);
+	cr_assert_arr_eq(key, ik, il);
+	cr_assert_arr_eq(key + il, benc, bl);
+	free(key);
+	free(ik);
+	free(benc);
+	free(senc);
+}
+
+/*
+ * Entries of one index key sort together, and entries of equal index
+ * sort keys by the base key: so a range of index keys is a range of
+ * storage keys, whatever base keys follow.
+ */
+Test(keyenc, index_keys_sort_by_index_key_then_base_key)
+{
+	value ipk = str_value(VAL_S, "o", 1);
+	value a = str_value(VAL_S, "a", 1), ab = str_value(VAL_S, "ab", 2);
+	value b1 = str_value(VAL_S, "\xff\xff", 2), b0 = str_value(VAL_S, "",
+	    0);
+	uint8_t *k1, *k2, *k3;
+	size_t l1, l2, l3;
+	cr_assert_eq(keyenc_index_key(1, &ipk, &a, &b1, NULL, &k1, &l1), KV_OK);
+	cr_assert_eq(keyenc_index_key(1, &ipk, &ab, &b0, NULL, &k2, &l2),
+	    KV_OK);
+	cr_assert_eq(keyenc_index_key(1, &ipk, &a, &b0, NULL, &k3, &l3), KV_OK);
+	cr_assert_lt(bytes_cmp(k1, l1, k2, l2), 0); /* "a" < "ab" */
+	cr_assert_lt(bytes_cmp(k3, l3, k1, l1), 0); /* base "" < "\xff\xff" */
+	free(k1);
+	free(k2);
+	free(k3);
 }

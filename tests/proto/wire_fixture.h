@@ -67,6 +67,30 @@ full_table(table *t, const char *name, uint32_t id, bool range)
 	t->billing_changed_ms = INT64_MAX;
 	cr_assert_eq(table_split_even(t, 5, 2, 3), KV_OK);
 	t->parts[3].epoch = 1ULL << 40;
+	t->base_id = range ? 0 : 77;
+	t->backfilling = !range;
+	if (range) {
+		/* A GSI (INCLUDE, hash and range) and an LSI (KEYS_ONLY). */
+		t->n_indexes = 2;
+		t->indexes = calloc(2, sizeof(index_def));
+		index_def *g = &t->indexes[0], *l = &t->indexes[1];
+		g->name = strdup("by_bin");
+		g->table_id = 12;
+		g->hash = kd("bin\xc3\xa9", VAL_B);
+		g->range = kd("sk", VAL_N);
+		g->projection = PROJECT_INCLUDE;
+		g->n_include = 2;
+		g->include = calloc(2, sizeof(char *));
+		g->include[0] = strdup("title");
+		g->include[1] = strdup("");
+		g->rcu = 7;
+		g->wcu = UINT64_MAX;
+		l->name = strdup("local");
+		l->local = true;
+		l->hash = kd("pk", VAL_S);
+		l->range = kd("bin\xc3\xa9", VAL_B);
+		l->projection = PROJECT_KEYS_ONLY;
+	}
 }
 
 static void
@@ -102,6 +126,23 @@ expect_table_eq(const table *a, const table *b)
 	cr_assert_eq(a->decreases_today, b->decreases_today);
 	cr_assert_eq(a->decreases_day, b->decreases_day);
 	cr_assert_eq(a->billing_changed_ms, b->billing_changed_ms);
+	cr_assert_eq(a->base_id, b->base_id);
+	cr_assert_eq(a->backfilling, b->backfilling);
+	cr_assert_eq(a->n_indexes, b->n_indexes);
+	for (size_t i = 0; i < a->n_indexes; i++) {
+		const index_def *x = &a->indexes[i], *y = &b->indexes[i];
+		cr_assert_str_eq(x->name, y->name);
+		cr_assert_eq(x->local, y->local);
+		cr_assert_eq(x->table_id, y->table_id);
+		expect_key_def_eq(&x->hash, &y->hash, "index hash");
+		expect_key_def_eq(&x->range, &y->range, "index range");
+		cr_assert_eq(x->projection, y->projection);
+		cr_assert_eq(x->n_include, y->n_include);
+		for (size_t k = 0; k < x->n_include; k++)
+			cr_assert_str_eq(x->include[k], y->include[k]);
+		cr_assert_eq(x->rcu, y->rcu);
+		cr_assert_eq(x->wcu, y->wcu);
+	}
 	cr_assert_eq(a->n_parts, b->n_parts);
 	for (size_t i = 0; i < a->n_parts; i++)
 		cr_assert_eq(memcmp(&a->parts[i], &b->parts[i],

@@ -1,0 +1,111 @@
+/*
+ * index.h — global secondary indexes on the nodes: this node's view of
+ * the catalog, the outbox a base write fills, the replicator that ships
+ * it, and the apply verb of the index partitions' owners.
+ *
+ * A base write that changes what an index holds for its item puts, in
+ * the same store batch as the item, one outbox record per index entry to
+ * change: "put this entry" (the projected item) or "delete this entry",
+ * each with the entry's storage key (keyenc_index_key) and a version.
+ * The process dies before the batch reaches the WAL: neither the item
+ * nor the records exist. After: both do, and the replicator sends the
+ * records when the node starts again.
+ *
+ * The version of a record is (the base partition's epoch, the record's
+ * outbox number). Outbox numbers are a node's clock in microseconds,
+ * made to rise by one at least on each record, so they order the writes
+ * of one node; the epoch rises whenever a partition changes owner or
+ * range, so a later write of an item on another owner has a higher
+ * version even when its clock is behind.
+ *
+ * The replicator (one thread per node) reads the outbox in order and
+ * sends each index node its records in one RPC_INDEX_APPLY, waits for
+ * the answer, and deletes the records that were applied. A record whose
+ * partition moved or split is sent again once the view has the change.
+ *
+ * Applying is idempotent and ordered per entry: an entry's record holds
+ * the version that wrote it, and a record applies only when its version
+ * is higher; a delete leaves a tombstone with its version, so that an
+ * older put arriving later (from the old owner's outbox after a move)
+ * does not bring the entry back. Tombstones are invisible to reads.
+ *
+ * Locking: the view is a catalog behind view_lock (a rwlock). A write to
+ * a table with global indexes holds it shared from before the map's lock
+ * until the write is done, so the indexes it writes records for are the
+ * ones of one catalog; installing a new view takes it exclusive and
+ * takes no other lock. The replicator takes it shared to route.
+ */
+#ifndef KV_INDEX_H
+#define KV_INDEX_H
+
+#include <stdio.h>
+
+#include "catalog.h"
+#include "node.h"
+#include "store.h"
+
+/* An entry record: RECORD_HEADER bytes of size with this bit set, then
+ * the version (two big-endian u64), then the item (none: a tombstone). */
+#define RECORD_VERSIONED 0x80000000u
+#define RECORD_VERSION_LEN 16
+
+/* index_open sets up the view and starts the replicator. KV_OK or
+ * KV_ENOMEM. */
+kv_err index_open(node *n);
+
+/* index_close stops the replicator and frees the view; safe after a
+ * failed or missing open. */
+void index_close(node *n);
+
+/* index_view_install makes c (owned) the node's view of the catalog. */
+void index_view_install(node *n, catalog *c);
+
+/*
+ * index_view_table returns the table `table_id` of the view, read-locked,
+ * when it has global indexes; NULL (and nothing locked) otherwise. Call
+ * index_view_unlock after a non-NULL answer.
+ */
+const table *index_view_table(node *n, uint32_t table_id);
+void index_view_unlock(node *n);
+
+/*
+ * index_check reports, for a base item about to be written to table t,
+ * whether its index key attributes are of the index's key types and not
+ * empty; false with DynamoDB's message in msg (KV_EINVAL).
+ */
+bool index_check(const table *t, const value *item, char *msg,
+    size_t msglen);
+
+/*
+ * index_outbox adds to b the outbox records for a write of t's item from
+ * old (NULL: none) to cur (NULL: deleted) on a partition at epoch, in a
+ * (keys and values live there). KV_OK or KV_ENOMEM.
+ */
+kv_err index_outbox(node *n, const table *t, uint64_t epoch,
+    const value *old, const value *cur, arena *a, store_batch *b);
+
+/* index_kick tells the replicator that records were written. */
+void index_kick(node *n);
+
+/* RPC_INDEX_APPLY: apply a batch of outbox records (blobs). */
+void index_apply_serve(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
+
+/*
+ * record_item_offset returns where the item of a stored record starts
+ * (after the header, and the version of an entry); vl when none (a
+ * tombstone). vl >= RECORD_HEADER.
+ */
+static inline size_t
+record_item_offset(const uint8_t *v, size_t vl)
+{
+	if ((v[3] & 0x80) == 0)
+		return RECORD_HEADER;
+	return vl >= RECORD_HEADER + RECORD_VERSION_LEN ?
+	    RECORD_HEADER + RECORD_VERSION_LEN : vl;
+}
+
+/* index_write_metrics writes the outbox and apply counters. */
+void index_write_metrics(node *n, FILE *f);
+
+#endif

@@ -1,0 +1,349 @@
+"""test_gsi.py — global secondary indexes end to end through boto3: entries
+that follow the base table's writes (puts, updates that move an item to
+another index key, deletes, sparse items), projections, Query and Scan on
+an index with paging, the refusals DynamoDB answers, and a convergence
+check: once the outboxes drain, every index equals the projection of its
+base table, entry for entry (index_equals_base below, which is shown to
+fail on a planted difference).
+
+Indexes are asynchronous, as in DynamoDB: a test waits for an index to
+catch up (until_converged) rather than reading it at once.
+"""
+
+import random
+import time
+
+import pytest
+from botocore.exceptions import ClientError
+
+SEED = 20261201
+
+
+def S(x):
+    return {"S": x}
+
+
+def N(x):
+    return {"N": str(x)}
+
+
+def make_indexed(ddb, name, billing="PAY_PER_REQUEST"):
+    """A table pk/sk with two GSIs: by_owner (owner, at) INCLUDE title,
+    and by_tag (tag) KEYS_ONLY, sparse: only items with a tag."""
+    gsis = [
+        {"IndexName": "by_owner",
+         "KeySchema": [{"AttributeName": "owner", "KeyType": "HASH"},
+                       {"AttributeName": "at", "KeyType": "RANGE"}],
+         "Projection": {"ProjectionType": "INCLUDE",
+                        "NonKeyAttributes": ["title"]}},
+        {"IndexName": "by_tag",
+         "KeySchema": [{"AttributeName": "tag", "KeyType": "HASH"}],
+         "Projection": {"ProjectionType": "KEYS_ONLY"}},
+    ]
+    kw = {}
+    if billing == "PROVISIONED":
+        kw["ProvisionedThroughput"] = {"ReadCapacityUnits": 100,
+                                       "WriteCapacityUnits": 100}
+        for g in gsis:
+            g["ProvisionedThroughput"] = {"ReadCapacityUnits": 100,
+                                          "WriteCapacityUnits": 100}
+    ddb.create_table(
+        TableName=name, BillingMode=billing,
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "N"},
+            {"AttributeName": "owner", "AttributeType": "S"},
+            {"AttributeName": "at", "AttributeType": "N"},
+            {"AttributeName": "tag", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
+                   {"AttributeName": "sk", "KeyType": "RANGE"}],
+        GlobalSecondaryIndexes=gsis, **kw)
+    wait_active(ddb, name)
+
+
+def wait_active(ddb, name, timeout=30):
+    end = time.time() + timeout
+    while time.time() < end:
+        t = ddb.describe_table(TableName=name)["Table"]
+        if t["TableStatus"] == "ACTIVE" and all(
+                g.get("IndexStatus") == "ACTIVE"
+                for g in t.get("GlobalSecondaryIndexes", [])):
+            return t
+        time.sleep(0.1)
+    raise AssertionError("%s not ACTIVE in %d s" % (name, timeout))
+
+
+def scan_all(ddb, **kw):
+    items, start = [], None
+    while True:
+        if start is not None:
+            kw["ExclusiveStartKey"] = start
+        page = ddb.scan(**kw)
+        items.extend(page["Items"])
+        start = page.get("LastEvaluatedKey")
+        if start is None:
+            return items
+
+
+def query_all(ddb, **kw):
+    items, start = [], None
+    while True:
+        if start is not None:
+            kw["ExclusiveStartKey"] = start
+        page = ddb.query(**kw)
+        items.extend(page["Items"])
+        start = page.get("LastEvaluatedKey")
+        if start is None:
+            return items
+
+
+PROJECTIONS = {
+    "by_owner": (("owner", "at"), ("title",)),
+    "by_tag": (("tag",), ()),
+}
+
+
+def expected_index(base_items, index):
+    """The entries index should hold: the projection of every base item
+    that has the index's key attributes."""
+    keys, extra = PROJECTIONS[index]
+    out = []
+    for it in base_items:
+        if not all(k in it for k in keys):
+            continue
+        keep = ("pk", "sk") + keys + extra
+        out.append({k: v for k, v in it.items() if k in keep})
+    return out
+
+
+def canon(items):
+    return sorted(repr(sorted(i.items())) for i in items)
+
+
+def index_equals_base(ddb, table, index, base_items=None):
+    """The convergence check: the index's entries equal the projection
+    of the base table's items. Returns (equal, missing, extra)."""
+    if base_items is None:
+        base_items = scan_all(ddb, TableName=table)
+    want = canon(expected_index(base_items, index))
+    got = canon(scan_all(ddb, TableName=table, IndexName=index))
+    missing = sorted(set(want) - set(got))
+    extra = sorted(set(got) - set(want))
+    return want == got, missing, extra
+
+
+def until_converged(ddb, table, indexes=("by_owner", "by_tag"),
+                    timeout=10):
+    end = time.time() + timeout
+    while True:
+        res = [index_equals_base(ddb, table, i) for i in indexes]
+        if all(r[0] for r in res):
+            return
+        if time.time() > end:
+            raise AssertionError("indexes of %s did not converge: %s" % (
+                table, [(i, r[1][:3], r[2][:3])
+                        for i, r in zip(indexes, res) if not r[0]]))
+        time.sleep(0.1)
+
+
+def test_entries_follow_writes(ddb, unique):
+    name = "gsi-" + unique
+    make_indexed(ddb, name)
+    ddb.put_item(TableName=name, Item={
+        "pk": S("a"), "sk": N(1), "owner": S("ann"), "at": N(10),
+        "title": S("first"), "body": S("x" * 50), "tag": S("red")})
+    ddb.put_item(TableName=name, Item={
+        "pk": S("a"), "sk": N(2), "owner": S("ann"), "at": N(5),
+        "title": S("second")})
+    ddb.put_item(TableName=name, Item={
+        "pk": S("b"), "sk": N(1), "owner": S("bob"), "at": N(7)})
+    until_converged(ddb, name)
+    got = query_all(ddb, TableName=name, IndexName="by_owner",
+                    KeyConditionExpression="#o = :o",
+                    ExpressionAttributeNames={"#o": "owner"},
+                    ExpressionAttributeValues={":o": S("ann")})
+    # In index sort-key order, projected: keys and title, not body.
+    assert [i["at"]["N"] for i in got] == ["5", "10"]
+    assert got[1] == {"pk": S("a"), "sk": N(1), "owner": S("ann"),
+                      "at": N(10), "title": S("first")}
+    # An update that moves the item to another owner: out of ann's.
+    ddb.update_item(TableName=name, Key={"pk": S("a"), "sk": N(1)},
+                    UpdateExpression="SET #o = :o",
+                    ExpressionAttributeNames={"#o": "owner"},
+                    ExpressionAttributeValues={":o": S("bob")})
+    # One that drops the tag: out of the sparse index.
+    ddb.update_item(TableName=name, Key={"pk": S("a"), "sk": N(1)},
+                    UpdateExpression="REMOVE tag")
+    ddb.delete_item(TableName=name, Key={"pk": S("b"), "sk": N(1)})
+    until_converged(ddb, name)
+    bob = query_all(ddb, TableName=name, IndexName="by_owner",
+                    KeyConditionExpression="#o = :o AND #a > :a",
+                    ExpressionAttributeNames={"#o": "owner", "#a": "at"},
+                    ExpressionAttributeValues={":o": S("bob"),
+                                               ":a": N(0)})
+    assert [(i["pk"]["S"], i["sk"]["N"]) for i in bob] == [("a", "1")]
+    assert scan_all(ddb, TableName=name, IndexName="by_tag") == []
+
+
+def test_random_writes_converge(ddb, unique):
+    """Random puts, index-key updates and deletes over a small key space,
+    then the convergence check on both indexes."""
+    name = "gsirand-" + unique
+    make_indexed(ddb, name)
+    rnd = random.Random(SEED)
+    owners = ["o%d" % i for i in range(6)]
+    for step in range(400):
+        pk, sk = "p%d" % rnd.randrange(12), rnd.randrange(4)
+        key = {"pk": S(pk), "sk": N(sk)}
+        op = rnd.random()
+        if op < 0.5:
+            item = dict(key)
+            if rnd.random() < 0.8:
+                item["owner"] = S(rnd.choice(owners))
+            if rnd.random() < 0.8:
+                item["at"] = N(rnd.randrange(50))
+            if rnd.random() < 0.5:
+                item["tag"] = S(rnd.choice(["red", "blue"]))
+            if rnd.random() < 0.5:
+                item["title"] = S("t%d" % step)
+            ddb.put_item(TableName=name, Item=item)
+        elif op < 0.85:
+            ddb.update_item(
+                TableName=name, Key=key,
+                UpdateExpression="SET #o = :o, #a = :a",
+                ExpressionAttributeNames={"#o": "owner", "#a": "at"},
+                ExpressionAttributeValues={":o": S(rnd.choice(owners)),
+                                           ":a": N(rnd.randrange(50))})
+        else:
+            ddb.delete_item(TableName=name, Key=key)
+    until_converged(ddb, name)
+    # Every owner's Query on the index agrees with the base table.
+    base = scan_all(ddb, TableName=name)
+    for o in owners:
+        got = query_all(ddb, TableName=name, IndexName="by_owner",
+                        KeyConditionExpression="#o = :o",
+                        ExpressionAttributeNames={"#o": "owner"},
+                        ExpressionAttributeValues={":o": S(o)}, Limit=3)
+        want = [i for i in expected_index(base, "by_owner")
+                if i["owner"]["S"] == o]
+        assert canon(got) == canon(want), o
+        ats = [int(i["at"]["N"]) for i in got]
+        assert ats == sorted(ats)
+
+
+def test_checker_catches_a_difference(ddb, unique):
+    """index_equals_base must fail when the base table holds an item its
+    index lacks: here the checker is given one base item more than the
+    table has."""
+    name = "gsiplant-" + unique
+    make_indexed(ddb, name)
+    ddb.put_item(TableName=name, Item={
+        "pk": S("a"), "sk": N(1), "owner": S("ann"), "at": N(1)})
+    until_converged(ddb, name)
+    base = scan_all(ddb, TableName=name)
+    planted = base + [{"pk": S("z"), "sk": N(9), "owner": S("zed"),
+                       "at": N(3)}]
+    ok, missing, extra = index_equals_base(ddb, name, "by_owner", planted)
+    assert not ok and len(missing) == 1 and not extra
+
+
+def test_index_paging_and_parallel_scan(ddb, unique):
+    name = "gsipage-" + unique
+    make_indexed(ddb, name, billing="PROVISIONED")
+    for i in range(60):
+        ddb.put_item(TableName=name, Item={
+            "pk": S("p%d" % (i % 7)), "sk": N(i), "owner": S("same"),
+            "at": N(i % 5), "tag": S("t%d" % (i % 3))})
+    until_converged(ddb, name)
+    # Equal index sort keys: paging by the full entry key loses none.
+    pages = []
+    kw = dict(TableName=name, IndexName="by_owner",
+              KeyConditionExpression="#o = :o AND #a BETWEEN :x AND :y",
+              ExpressionAttributeNames={"#o": "owner", "#a": "at"},
+              ExpressionAttributeValues={":o": S("same"), ":x": N(1),
+                                         ":y": N(3)},
+              Limit=4, ScanIndexForward=False)
+    start = None
+    while True:
+        if start:
+            kw["ExclusiveStartKey"] = start
+        page = ddb.query(**kw)
+        pages.append(page["Items"])
+        start = page.get("LastEvaluatedKey")
+        if start:
+            assert set(start) == {"pk", "sk", "owner", "at"}
+        else:
+            break
+    got = [i for p in pages for i in p]
+    assert len(got) == len({(i["pk"]["S"], i["sk"]["N"]) for i in got})
+    assert len(got) == sum(1 for i in range(60) if 1 <= i % 5 <= 3)
+    ats = [int(i["at"]["N"]) for i in got]
+    assert ats == sorted(ats, reverse=True)
+    # A parallel scan of the hash-only index covers it once.
+    seen = []
+    for seg in range(3):
+        seen += scan_all(ddb, TableName=name, IndexName="by_tag",
+                         Segment=seg, TotalSegments=3, Limit=7)
+    assert len(seen) == 60
+    assert len({(i["pk"]["S"], i["sk"]["N"]) for i in seen}) == 60
+    assert all(set(i) == {"pk", "sk", "tag"} for i in seen)
+
+
+def test_index_refusals(ddb, unique):
+    name = "gsibad-" + unique
+    make_indexed(ddb, name)
+
+    def refused(fn, msg, **kw):
+        with pytest.raises(ClientError) as e:
+            fn(TableName=name, **kw)
+        err = e.value.response["Error"]
+        assert err["Code"] == "ValidationException"
+        assert err["Message"] == msg
+
+    refused(ddb.query, "Consistent reads are not supported on global "
+            "secondary indexes", IndexName="by_tag",
+            ConsistentRead=True, KeyConditionExpression="tag = :t",
+            ExpressionAttributeValues={":t": S("x")})
+    refused(ddb.scan, "Consistent reads are not supported on global "
+            "secondary indexes", IndexName="by_tag", ConsistentRead=True)
+    refused(ddb.query, "The table does not have the specified index: "
+            "nope", IndexName="nope", KeyConditionExpression="pk = :p",
+            ExpressionAttributeValues={":p": S("x")})
+    refused(ddb.query, "Query condition missed key schema element: owner",
+            IndexName="by_owner", KeyConditionExpression="pk = :p",
+            ExpressionAttributeValues={":p": S("x")})
+    # An index key of the wrong type is refused, and nothing is written.
+    refused(ddb.put_item, "One or more parameter values were invalid: "
+            "Type mismatch for Index Key owner Expected: S Actual: N "
+            "IndexName: by_owner",
+            Item={"pk": S("a"), "sk": N(1), "owner": N(3)})
+    refused(ddb.update_item, "One or more parameter values were invalid: "
+            "Type mismatch for Index Key at Expected: N Actual: S "
+            "IndexName: by_owner", Key={"pk": S("a"), "sk": N(1)},
+            UpdateExpression="SET #a = :a",
+            ExpressionAttributeNames={"#a": "at"},
+            ExpressionAttributeValues={":a": S("x")})
+    assert "Item" not in ddb.get_item(TableName=name,
+                                      Key={"pk": S("a"), "sk": N(1)})
+    # A start key without the base table's keys.
+    refused(ddb.query, "The provided starting key is invalid: The "
+            "provided key element does not match the schema",
+            IndexName="by_tag", KeyConditionExpression="tag = :t",
+            ExpressionAttributeValues={":t": S("x")},
+            ExclusiveStartKey={"tag": S("x")})
+
+
+def test_metrics_show_the_outbox(cluster, ddb, unique):
+    name = "gsimetrics-" + unique
+    make_indexed(ddb, name)
+    ddb.put_item(TableName=name, Item={
+        "pk": S("a"), "sk": N(1), "owner": S("ann"), "at": N(1)})
+    until_converged(ddb, name)
+    written = applied = 0.0
+    for url in cluster.node_metrics:
+        for (mname, labels), v in cluster.metrics(url).items():
+            if mname == "kv_index_records_total":
+                what = dict(labels).get("what")
+                written += v if what == "written" else 0
+                applied += v if what == "applied" else 0
+    assert written >= 1 and applied >= 1

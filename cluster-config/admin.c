@@ -640,6 +640,8 @@ main(int argc, char **argv)
 		rc = admin_move(nodes[0], argc - 5, argv + 5);
 	else if (strcmp(argv[3], "node") == 0)
 		rc = admin_node(nodes[0], argc - 4, argv + 4);
+	else if (strcmp(argv[3], "index") == 0)
+		rc = admin_index(nodes[0], argc - 4, argv + 4);
 	else if (strcmp(argv[3], "hot-keys") == 0 && (argc == 5 ||
 	    (argc == 6 && strcmp(argv[5], "--json") == 0)))
 		rc = admin_hot_keys(&cfg, nodes, argv[4], argc == 6);

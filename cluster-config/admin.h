@@ -53,6 +53,10 @@ int admin_split(rpc_client *catalog_node, int argc, char **argv);
 int admin_move(rpc_client *catalog_node, int argc, char **argv);
 int admin_events(rpc_client *catalog_node);
 int admin_node(rpc_client *catalog_node, int argc, char **argv);
+
+/* index pause|resume TABLE INDEX: hold or let go a global index's
+ * replication (its records wait in the outboxes). */
+int admin_index(rpc_client *catalog_node, int argc, char **argv);
 int admin_hot_keys(const config *cfg, rpc_client **nodes, const char *name,
     bool as_json);
 int admin_status_json(const config *cfg, rpc_client **nodes, members *mb);

@@ -521,3 +521,41 @@ admin_status_json(const config *cfg, rpc_client **nodes, members *mb)
 	sample_fini(&s[1]);
 	return rc;
 }
+
+int
+admin_index(rpc_client *cat, int argc, char **argv)
+{
+	if (argc != 3 || (strcmp(argv[0], "pause") != 0 &&
+	    strcmp(argv[0], "resume") != 0)) {
+		fprintf(stderr, "kv-admin: index pause|resume TABLE INDEX\n");
+		return 2;
+	}
+	/* The request names the table with its key schema and billing
+	 * mode, as any table on the wire has them. */
+	catalog *c = get_catalog(cat);
+	const table *base = c != NULL ? catalog_find(c, argv[1],
+	    strlen(argv[1])) : NULL;
+	if (base == NULL) {
+		if (c != NULL)
+			fprintf(stderr, "kv-admin: no table %s\n", argv[1]);
+		catalog_free(c);
+		return 1;
+	}
+	index_def d = { .name = argv[2] };
+	table t = { .name = argv[1], .hash = base->hash,
+	    .billing = base->billing, .indexes = &d, .n_indexes = 1 };
+	rpc_request req = { .op = RPC_INDEX_UPDATE, .table = &t,
+	    .limit = strcmp(argv[0], "pause") == 0 ? RPC_INDEX_PAUSE :
+	    RPC_INDEX_RESUME };
+	arena a;
+	rpc_response resp;
+	arena_init(&a);
+	kv_err rv = ask(cat, &req, TIMEOUT_MS, argv[0], &a, &resp);
+	if (rv == KV_OK)
+		printf("index %s of %s: replication %s\n", argv[2], argv[1],
+		    req.limit == RPC_INDEX_PAUSE ? "paused" : "resumed");
+	wire_response_fini(&resp);
+	arena_fini(&a);
+	catalog_free(c);
+	return rv == KV_OK ? 0 : 1;
+}

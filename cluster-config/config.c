@@ -248,6 +248,10 @@ config_split_option(config *c, const char *key, const char *val)
 		c->split_size_bytes = v << 20;
 		return KV_OK;
 	}
+	if (strcmp(key, "gsi-delay-ms") == 0 && v <= 3600000) {
+		c->gsi_delay_ms = (uint32_t) v;
+		return KV_OK;
+	}
 	return KV_EINVAL;
 }
 
@@ -302,7 +306,8 @@ config_load(const char *path, config *c, char *why, size_t whylen)
 				c->partition_wcu = v;
 			else
 				c->burst_seconds = (uint32_t) v;
-		} else if (strncmp(key, "split-", 6) == 0 && a != NULL &&
+		} else if ((strncmp(key, "split-", 6) == 0 ||
+		    strcmp(key, "gsi-delay-ms") == 0) && a != NULL &&
 		    b == NULL) {
 			if (config_split_option(c, key, a) != KV_OK)
 				goto bad;

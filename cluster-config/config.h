@@ -12,6 +12,9 @@
  *   split-threshold 0.8               that share of its ceiling
  *   split-size-mb 10240               a partition above this size splits
  *                                     at its median (0: never)
+ *   gsi-delay-ms 0                    every index record waits at least
+ *                                     this long before it is sent, to
+ *                                     test against an index behind
  *   node  ipc://.kv/run/node0.ipc  .kv/data/node0  [127.0.0.1:9100]
  *         [bus=URL] [standby]         (URL of its request server, data
  *                                     folder, and optionally where it
@@ -87,6 +90,7 @@ typedef struct config {
 	uint32_t split_after_s;     /* 0: no splits for heat */
 	double split_threshold;     /* share of the ceiling that is hot */
 	uint64_t split_size_bytes;  /* 0: no splits for size */
+	uint32_t gsi_delay_ms;      /* index records held back at least */
 	config_node nodes[CONFIG_MAX_NODES];
 	size_t n_nodes;
 	config_router routers[CONFIG_MAX_ROUTERS];
@@ -121,10 +125,11 @@ void config_host_port(const char *host, int port, char *out, size_t outlen);
 kv_err config_number(const char *s, uint64_t *out);
 
 /*
- * config_split_option applies one of the split settings (key
- * "split-after-seconds", "split-threshold" or "split-size-mb", with or
- * without leading dashes) to c: KV_OK, or KV_EINVAL for another key or a
- * bad value. For the cluster file and the nodes' command lines.
+ * config_split_option applies one of the node tuning settings (key
+ * "split-after-seconds", "split-threshold", "split-size-mb" or
+ * "gsi-delay-ms", with or without leading dashes) to c: KV_OK, or
+ * KV_EINVAL for another key or a bad value. For the cluster file and the
+ * nodes' command lines.
  */
 kv_err config_split_option(config *c, const char *key, const char *val);
 

@@ -1,7 +1,8 @@
 /*
  * bytes.h — fixed-width integers in byte buffers, little-endian, for the
  * records nodes keep in their stores and the small binary bodies they
- * exchange (partition records, the move record, RPC_BORROW entries).
+ * exchange (partition records, the move record, RPC_BORROW entries),
+ * and big-endian where a number is part of a store key.
  */
 #ifndef KV_BYTES_H
 #define KV_BYTES_H
@@ -39,6 +40,20 @@ bytes_get_le64(const uint8_t *p)
 }
 
 /* Big-endian, for numbers in keys, whose byte order is their order. */
+static inline void
+bytes_put_be32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t) (v >> (24 - 8 * i));
+}
+
+static inline uint32_t
+bytes_get_be32(const uint8_t *p)
+{
+	return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 |
+	    (uint32_t) p[2] << 8 | (uint32_t) p[3];
+}
+
 static inline void
 bytes_put_be64(uint8_t *p, uint64_t v)
 {

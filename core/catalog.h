@@ -113,6 +113,7 @@ typedef struct table {
 	size_t n_indexes;
 	uint32_t base_id;   /* a GSI's table: the base table's id; else 0 */
 	bool backfilling;   /* a GSI's table: being built from the base */
+	bool paused;        /* a GSI's table: replication held (index.h) */
 } table;
 
 typedef struct catalog {

@@ -492,6 +492,164 @@ out:
 		wire_response_fini(resp);
 }
 
+/* The index of t named name, or NULL. */
+static index_def *
+index_named(table *t, const char *name)
+{
+	for (size_t i = 0; i < t->n_indexes; i++)
+		if (strcmp(t->indexes[i].name, name) == 0)
+			return &t->indexes[i];
+	return NULL;
+}
+
+/* Adds to t the definitions of defs[0..n) it lacks. Needs mu. */
+static kv_err
+add_defs(table *t, const key_def *defs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		bool have = false;
+		for (size_t k = 0; k < t->n_attr_defs; k++)
+			have |= strcmp(t->attr_defs[k].name, defs[i].name) == 0;
+		if (have)
+			continue;
+		key_def *g = realloc(t->attr_defs, (t->n_attr_defs + 1) *
+		    sizeof(key_def));
+		if (g == NULL)
+			return KV_ENOMEM;
+		t->attr_defs = g;
+		if ((g[t->n_attr_defs].name = strdup(defs[i].name)) == NULL)
+			return KV_ENOMEM;
+		g[t->n_attr_defs++].type = defs[i].type;
+	}
+	return KV_OK;
+}
+
+void
+catalog_node_index(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp)
+{
+	const table *want = req->table;
+	catalog *c = NULL;
+
+	if (n->cat == NULL || want == NULL || want->name == NULL ||
+	    want->n_indexes != 1) {
+		resp->code = KV_PROTO;
+		return;
+	}
+	const index_def *d = &want->indexes[0];
+	pthread_mutex_lock(&n->cat->mu);
+	const table *cur = find_active_locked(n, want->name, resp);
+	if (cur == NULL ||
+	    (resp->code = catalog_clone(n->cat->cat, &c)) != KV_OK)
+		goto out;
+	table *t = catalog_find_mut(c, want->name);
+	index_def *have = index_named(t, d->name);
+	if (req->limit == RPC_INDEX_CREATE && have != NULL) {
+		resp->code = KV_EINVAL;
+		resp->message = "One or more parameter values were invalid: "
+		    "Index already exists";
+		goto out;
+	}
+	if (req->limit != RPC_INDEX_CREATE &&
+	    (have == NULL || have->local)) {
+		resp->code = KV_NO_TABLE;
+		resp->message = "index";
+		goto out;
+	}
+	if (req->limit == RPC_INDEX_CREATE || req->limit == RPC_INDEX_DELETE) {
+		/* One index created or deleted at a time. */
+		for (size_t i = 0; i < c->n_tables; i++) {
+			const table *it = &c->tables[i];
+			if (it->base_id == t->id && (it->backfilling ||
+			    it->status == TABLE_CREATING ||
+			    it->status == TABLE_DELETING)) {
+				resp->code = KV_BUSY;
+				resp->message = "Subscriber limit exceeded: Only 1 "
+				    "online index can be created or deleted "
+				    "simultaneously per table";
+				goto out;
+			}
+		}
+	}
+	uint32_t base_id = t->id;
+	switch (req->limit) {
+	case RPC_INDEX_CREATE: {
+		index_def *g = realloc(t->indexes, (t->n_indexes + 1) *
+		    sizeof(index_def));
+		if (g == NULL) {
+			resp->code = KV_ENOMEM;
+			goto out;
+		}
+		t->indexes = g;
+		if ((resp->code = index_def_copy(d, &g[t->n_indexes])) !=
+		    KV_OK)
+			goto out;
+		t->n_indexes++;
+		g[t->n_indexes - 1].local = false;
+		if ((resp->code = add_defs(t, want->attr_defs,
+		    want->n_attr_defs)) != KV_OK)
+			goto out;
+		index_def nd = g[t->n_indexes - 1];
+		if ((resp->code = add_index_table_locked(n, c, t, &nd)) != KV_OK)
+			goto out;
+		t = catalog_find_mut(c, want->name); /* the tables moved */
+		t->indexes[t->n_indexes - 1].table_id = nd.table_id;
+		table *it = (table *) table_find_id(c, nd.table_id);
+		it->backfilling = true;
+		break;
+	}
+	case RPC_INDEX_DELETE: {
+		uint32_t gone = have->table_id;
+		index_def_fini(have);
+		size_t at = (size_t) (have - t->indexes);
+		memmove(have, have + 1, (t->n_indexes - at - 1) *
+		    sizeof(index_def));
+		t->n_indexes--;
+		table *it = (table *) table_find_id(c, gone);
+		if (it != NULL)
+			it->status = TABLE_DELETING;
+		break;
+	}
+	case RPC_INDEX_PAUSE:
+	case RPC_INDEX_RESUME: {
+		table *it = (table *) table_find_id(c, have->table_id);
+		if (it == NULL) {
+			resp->code = KV_NO_TABLE;
+			resp->message = "index";
+			goto out;
+		}
+		it->paused = req->limit == RPC_INDEX_PAUSE;
+		break;
+	}
+	case RPC_INDEX_THROUGHPUT: {
+		table *it = (table *) table_find_id(c, have->table_id);
+		if (it == NULL || it->status != TABLE_ACTIVE) {
+			resp->code = KV_IN_USE;
+			resp->message = "UPDATING";
+			goto out;
+		}
+		it->rcu = d->rcu;
+		it->wcu = d->wcu;
+		it->last_increase_ms = catalog_now_ms();
+		it->status = TABLE_UPDATING;
+		break;
+	}
+	default:
+		resp->code = KV_PROTO;
+		goto out;
+	}
+	t = (table *) table_find_id(c, base_id);
+	if ((resp->code = catalog_copy_out(t, resp)) != KV_OK)
+		goto out;
+	if ((resp->code = catalog_publish_locked(n, c, NULL)) == KV_OK)
+		c = NULL;
+out:
+	pthread_mutex_unlock(&n->cat->mu);
+	catalog_free(c);
+	if (resp->code != KV_OK)
+		wire_response_fini(resp);
+}
+
 void
 catalog_resend_add_locked(catalog_state *cs, uint32_t id)
 {
@@ -636,6 +794,71 @@ advance_locked(node *n, uint32_t id, table_status from)
 }
 
 /*
+ * One step of filling index table it (ACTIVE, backfilling) of snapshot
+ * snap: asks every owner of the base table's partitions to fill what it
+ * has not (index.h); once all answer that they have, clears
+ * backfilling. KV_OK when done, KV_BUSY while not yet, or a failure.
+ */
+static kv_err
+backfill_step(node *n, const catalog *snap, const table *it)
+{
+	const table *base = table_find_id(snap, it->base_id);
+	bool all = true;
+	if (base == NULL)
+		return KV_OK; /* going with its base table */
+	for (uint32_t i = 0; i < n->cfg.n_nodes; i++) {
+		bool owns = false;
+		for (size_t p = 0; p < base->n_parts; p++)
+			owns |= base->parts[p].node == i;
+		if (!owns)
+			continue;
+		rpc_request req = { .op = RPC_INDEX_BACKFILL,
+		    .table_id = base->id, .part = it->id };
+		rpc_response resp;
+		arena a;
+		kv_err rv;
+		bool done;
+		arena_init(&a);
+		memset(&resp, 0, sizeof(resp));
+		if (i == n->index) {
+			node_dispatch(n, &req, &a, &resp);
+			rv = resp.code;
+			done = resp.found;
+		} else {
+			rv = cluster_tell(n, i, &req, &a, &resp);
+			if (rv == KV_OK)
+				rv = resp.code;
+			done = resp.found;
+			wire_response_fini(&resp);
+		}
+		arena_fini(&a);
+		if (rv != KV_OK && rv != KV_BUSY)
+			return rv;
+		all = all && rv == KV_OK && done;
+	}
+	if (!all)
+		return KV_BUSY;
+	pthread_mutex_lock(&n->cat->mu);
+	catalog *c;
+	kv_err rv = catalog_clone(n->cat->cat, &c);
+	if (rv == KV_OK) {
+		table *cur = (table *) table_find_id(c, it->id);
+		if (cur != NULL && cur->backfilling) {
+			cur->backfilling = false;
+			rv = catalog_publish_locked(n, c, NULL);
+			if (rv == KV_OK)
+				c = NULL;
+		}
+		catalog_free(c);
+	}
+	pthread_mutex_unlock(&n->cat->mu);
+	if (rv == KV_OK)
+		fprintf(stderr, "kv-node %u: index %s filled\n", n->index,
+		    it->name);
+	return rv;
+}
+
+/*
  * One pass of the worker: act on every table that needs it. Returns true
  * when something failed and the pass should be retried soon.
  */
@@ -670,6 +893,12 @@ work_once(node *n, bool resend_all)
 				rv = advance_locked(n, t->id, t->status);
 				pthread_mutex_unlock(&n->cat->mu);
 			}
+		} else if (t->status == TABLE_ACTIVE && t->backfilling) {
+			rv = backfill_step(n, snap, t);
+			if (rv == KV_BUSY) {
+				failed = true; /* not yet: ask again soon */
+				continue;
+			}
 		} else if (t->status == TABLE_DELETING) {
 			rv = drop_all(n, t);
 			if (rv == KV_OK) {
@@ -700,7 +929,8 @@ pending_locked(catalog_state *cs)
 	if (cs->n_resend > 0)
 		return true;
 	for (size_t i = 0; i < cs->cat->n_tables; i++)
-		if (cs->cat->tables[i].status != TABLE_ACTIVE)
+		if (cs->cat->tables[i].status != TABLE_ACTIVE ||
+		    cs->cat->tables[i].backfilling)
 			return true;
 	return false;
 }

@@ -51,6 +51,26 @@ void catalog_node_update(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);
 
 /*
+ * catalog_node_index (RPC_INDEX_UPDATE): a change of one global index of
+ * the ACTIVE table req->table->name, whose req->table->indexes[0] names
+ * it (limit RPC_INDEX_*):
+ *   create: adds the index and its table, CREATING and backfilling; the
+ *           worker fills it from the base partitions (index.h) and then
+ *           clears backfilling. req->table->attr_defs add to the table's.
+ *   delete: drops the index from the table and makes its table DELETING.
+ *   throughput: gives the index's table rcu and wcu (UPDATING until the
+ *           owners have heard).
+ *   pause, resume: holds or lets go the index's replication (the
+ *           records wait in the base nodes' outboxes meanwhile).
+ * KV_NO_TABLE (message "index" when the table has no such index),
+ * KV_IN_USE (the table's status), KV_EINVAL (message: an index of that
+ * name exists), KV_BUSY (message: another index is being created or
+ * deleted: one at a time, as DynamoDB).
+ */
+void catalog_node_index(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
+
+/*
  * catalog_node_fault (RPC_FEED_FAULT): req->table_name "drop" loses the
  * next req->limit changes on the feed, "disconnect" closes the feed for
  * req->limit ms (feed.h); for tests and chaos experiments. KV_EINVAL for

@@ -1,8 +1,10 @@
 /*
  * index.c — global secondary indexes on the nodes (see index.h).
  *
- * An outbox record's key is {0, 0, 0, 0, 'O'} and its number (big-endian
- * u64), so the outbox reads in the order it was written; its value:
+ * An outbox record's key is {0, 0, 0, 0, 'O'}, the index table's id
+ * (big-endian u32) and the record's number (big-endian u64): each
+ * index's records read in the order they were written, and one index
+ * paused or behind holds up no other. Its value:
  *
  *   OFFSET  SIZE  FIELD
  *   0       4     the index table's id (big-endian)
@@ -36,7 +38,8 @@
 #include "part.h"
 #include "throttle.h"
 
-#define OUTBOX_KEY_LEN 13
+#define OUTBOX_KEY_LEN 17
+#define MAX_COUNTED 256 /* indexes whose pending records are counted */
 #define REC_HEAD 25           /* the fixed part of a record's value */
 #define ROUTE_HEAD 12         /* partition id and epoch before it */
 #define REPL_MAX_RECORDS RPC_MULTI_MAX /* records per round: one RPC's most */
@@ -46,6 +49,23 @@
 #define REPL_CALL_MS 5000
 
 enum { REC_PUT = 1, REC_DELETE = 2 };
+
+#define FILL_CHUNK 64 /* items a fill takes under one partition lock */
+
+/* A fill of one index from this node's partitions of its base table. */
+typedef struct fill {
+	uint32_t base_id, index_id;
+	struct fill_done {
+		uint32_t part;
+		uint64_t epoch;
+	} *done;            /* partitions filled, at that epoch */
+	size_t n_done, cap;
+	bool running;       /* its thread has not ended */
+	bool joinable;      /* a thread to join */
+	pthread_t thread;
+	node *n;
+	struct fill *next;
+} fill;
 
 typedef struct index_state {
 	pthread_rwlock_t view_lock;
@@ -58,8 +78,18 @@ typedef struct index_state {
 	/* Counters, for /metrics. */
 	_Atomic uint64_t records_written, records_sent, records_dropped;
 	_Atomic uint64_t applied, stale_skipped, send_failures;
-	_Atomic uint64_t pending;       /* records in the outbox, last round */
-	_Atomic int64_t oldest_us;      /* age of the oldest, last round */
+	_Atomic uint64_t filled;        /* items given records by fills */
+	/* Records waiting per index, and the number of the oldest at the
+	 * replicator's last look (0: none), guarded by count_mu. */
+	pthread_mutex_t count_mu;
+	struct index_count {
+		uint32_t id;
+		int64_t pending;
+		uint64_t oldest;
+	} counts[MAX_COUNTED];
+	size_t n_counts;
+	pthread_mutex_t fill_mu;        /* guards fills and their fields */
+	fill *fills;
 } index_state;
 
 static const uint8_t outbox_lo[5] = { 0, 0, 0, 0, 'O' };
@@ -252,7 +282,8 @@ add_record(index_state *s, uint32_t index_id, uint64_t epoch,
 		return KV_ENOMEM;
 	uint64_t num = next_number(s);
 	memcpy(k, outbox_lo, sizeof(outbox_lo));
-	bytes_put_be64(k + 5, num);
+	bytes_put_be32(k + 5, index_id);
+	bytes_put_be64(k + 9, num);
 	bytes_put_le32(v, index_id);
 	bytes_put_le64(v + 4, epoch);
 	bytes_put_le64(v + 12, num);
@@ -273,6 +304,44 @@ same_bytes(const uint8_t *x, size_t xl, const uint8_t *y, size_t yl)
 	return xl == yl && memcmp(x, y, xl) == 0;
 }
 
+/* index_outbox for one global index d of t. */
+static kv_err
+outbox_one(node *n, const table *t, const index_def *d, uint64_t epoch,
+    const value *old, const value *cur, arena *a, store_batch *b)
+{
+	kv_err rv;
+	uint8_t *ok = NULL, *nk = NULL;
+	size_t okl = 0, nkl = 0;
+	value op, np;
+	if ((rv = entry_key(t, d, old, &ok, &okl)) != KV_OK ||
+	    (rv = entry_key(t, d, cur, &nk, &nkl)) != KV_OK) {
+		free(ok);
+		return rv;
+	}
+	bool had = ok != NULL, has = nk != NULL;
+	bool moved = had && (!has || !same_bytes(ok, okl, nk, nkl));
+	if (rv == KV_OK && has) {
+		rv = project(t, d, cur, a, &np);
+		bool same = false;
+		if (rv == KV_OK && had && !moved &&
+		    (rv = project(t, d, old, a, &op)) == KV_OK)
+			same = value_equal(&op, &np);
+		if (rv == KV_OK && !same) {
+			uint8_t *kc = (uint8_t *) arena_dup(a, nk, nkl);
+			rv = kc == NULL ? KV_ENOMEM : add_record(n->gsi,
+			    d->table_id, epoch, kc, nkl, &np, a, b);
+		}
+	}
+	if (rv == KV_OK && moved) {
+		uint8_t *kc = (uint8_t *) arena_dup(a, ok, okl);
+		rv = kc == NULL ? KV_ENOMEM : add_record(n->gsi,
+		    d->table_id, epoch, kc, okl, NULL, a, b);
+	}
+	free(ok);
+	free(nk);
+	return rv;
+}
+
 kv_err
 index_outbox(node *n, const table *t, uint64_t epoch, const value *old,
     const value *cur, arena *a, store_batch *b)
@@ -280,37 +349,8 @@ index_outbox(node *n, const table *t, uint64_t epoch, const value *old,
 	kv_err rv = KV_OK;
 	for (size_t i = 0; rv == KV_OK && i < t->n_indexes; i++) {
 		const index_def *d = &t->indexes[i];
-		uint8_t *ok = NULL, *nk = NULL;
-		size_t okl = 0, nkl = 0;
-		value op, np;
-		if (d->local || d->table_id == 0)
-			continue;
-		if ((rv = entry_key(t, d, old, &ok, &okl)) != KV_OK ||
-		    (rv = entry_key(t, d, cur, &nk, &nkl)) != KV_OK) {
-			free(ok);
-			break;
-		}
-		bool had = ok != NULL, has = nk != NULL;
-		bool moved = had && (!has || !same_bytes(ok, okl, nk, nkl));
-		if (rv == KV_OK && has) {
-			rv = project(t, d, cur, a, &np);
-			bool same = false;
-			if (rv == KV_OK && had && !moved &&
-			    (rv = project(t, d, old, a, &op)) == KV_OK)
-				same = value_equal(&op, &np);
-			if (rv == KV_OK && !same) {
-				uint8_t *kc = (uint8_t *) arena_dup(a, nk, nkl);
-				rv = kc == NULL ? KV_ENOMEM : add_record(n->gsi,
-				    d->table_id, epoch, kc, nkl, &np, a, b);
-			}
-		}
-		if (rv == KV_OK && moved) {
-			uint8_t *kc = (uint8_t *) arena_dup(a, ok, okl);
-			rv = kc == NULL ? KV_ENOMEM : add_record(n->gsi,
-			    d->table_id, epoch, kc, okl, NULL, a, b);
-		}
-		free(ok);
-		free(nk);
+		if (!d->local && d->table_id != 0)
+			rv = outbox_one(n, t, d, epoch, old, cur, a, b);
 	}
 	return rv;
 }
@@ -488,6 +528,247 @@ index_apply_serve(node *n, const rpc_request *req, arena *a,
 		resp->code = store_flush(n->st);
 }
 
+/* ---- filling an index (RPC_INDEX_BACKFILL) ---- */
+
+static bool
+fill_has(const fill *f, uint32_t part, uint64_t epoch)
+{
+	for (size_t i = 0; i < f->n_done; i++)
+		if (f->done[i].part == part && f->done[i].epoch == epoch)
+			return true;
+	return false;
+}
+
+/* The items of one chunk, copied out of the store. */
+typedef struct chunk_items {
+	uint8_t *keys[FILL_CHUNK], *vals[FILL_CHUNK];
+	size_t kls[FILL_CHUNK], vls[FILL_CHUNK];
+	size_t n;
+	bool failed;
+} chunk_items;
+
+static bool
+take_item(void *arg, const uint8_t *k, size_t kl, const uint8_t *v,
+    size_t vl)
+{
+	chunk_items *c = arg;
+	uint8_t *kc = malloc(kl + 1), *vc = malloc(vl > 0 ? vl : 1);
+	if (kc == NULL || vc == NULL) {
+		free(kc);
+		free(vc);
+		c->failed = true;
+		return false;
+	}
+	memcpy(kc, k, kl);
+	memcpy(vc, v, vl);
+	c->keys[c->n] = kc;
+	c->kls[c->n] = kl;
+	c->vals[c->n] = vc;
+	c->vls[c->n++] = vl;
+	return c->n < FILL_CHUNK;
+}
+
+static void
+chunk_free(chunk_items *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		free(c->keys[i]);
+		free(c->vals[i]);
+	}
+	c->n = 0;
+}
+
+/*
+ * Writes put records for the items of one chunk of partition `id` at
+ * `epoch` from *from (owned; moved past the chunk). 1: more to do; 0:
+ * the partition is filled; -1: it cannot be (gone, another epoch, the
+ * index deleted, a failure).
+ */
+static int
+fill_chunk(node *n, fill *f, uint32_t id, uint64_t epoch, uint8_t **from,
+    size_t *froml)
+{
+	index_state *s = n->gsi;
+	chunk_items c = { .n = 0 };
+	int rc = -1;
+	arena a;
+	store_batch b;
+
+	arena_init(&a);
+	store_batch_init(&b);
+	/* The locks of a write, in a write's order (index.h). */
+	pthread_rwlock_rdlock(&s->view_lock);
+	const table *t = table_find_id(s->view, f->base_id);
+	const index_def *d = NULL;
+	for (size_t i = 0; t != NULL && i < t->n_indexes; i++)
+		if (!t->indexes[i].local && t->indexes[i].table_id ==
+		    f->index_id)
+			d = &t->indexes[i];
+	pthread_rwlock_rdlock(&n->parts.lock);
+	part *p = d != NULL ? part_map_find_locked(&n->parts, f->base_id,
+	    id) : NULL;
+	if (p == NULL || p->epoch != epoch)
+		goto unlock_map;
+	pthread_mutex_lock(&p->mu);
+	uint8_t lo[KEYENC_PREFIX], hi[KEYENC_PREFIX];
+	size_t hil;
+	part_key_range(p, lo, hi, &hil);
+	const uint8_t *start = *from != NULL ? *from : lo;
+	size_t startl = *from != NULL ? *froml : sizeof(lo);
+	if (store_scan(n->st, start, startl, hi, hil, take_item, &c) !=
+	    KV_OK || c.failed)
+		goto unlock;
+	for (size_t i = 0; i < c.n; i++) {
+		size_t at;
+		value item;
+		if (c.vls[i] < RECORD_HEADER ||
+		    (at = record_item_offset(c.vals[i], c.vls[i])) ==
+		    c.vls[i])
+			continue;
+		if (codec_decode(&a, c.vals[i] + at, c.vls[i] - at, &item) !=
+		    KV_OK || item.type != VAL_M ||
+		    outbox_one(n, t, d, p->epoch, NULL, &item, &a, &b) !=
+		    KV_OK)
+			goto unlock;
+	}
+	if (b.n > 0 && store_write(n->st, &b) != KV_OK)
+		goto unlock;
+	index_count(n, &b, 1);
+	atomic_fetch_add(&s->filled, c.n);
+	rc = c.n < FILL_CHUNK ? 0 : 1;
+	if (rc == 1) {
+		/* The next chunk starts just after the last key. */
+		size_t l = c.kls[c.n - 1];
+		c.keys[c.n - 1][l] = 0;
+		free(*from);
+		*from = c.keys[c.n - 1];
+		*froml = l + 1;
+		c.keys[c.n - 1] = NULL;
+	}
+unlock:
+	pthread_mutex_unlock(&p->mu);
+unlock_map:
+	pthread_rwlock_unlock(&n->parts.lock);
+	pthread_rwlock_unlock(&s->view_lock);
+	chunk_free(&c);
+	store_batch_fini(&b);
+	arena_fini(&a);
+	if (rc >= 0 && b.n > 0)
+		index_kick(n);
+	return rc;
+}
+
+static bool
+stopping(index_state *s)
+{
+	pthread_mutex_lock(&s->mu);
+	bool stop = s->stop;
+	pthread_mutex_unlock(&s->mu);
+	return stop;
+}
+
+static void *
+fill_run(void *arg)
+{
+	fill *f = arg;
+	node *n = f->n;
+	index_state *s = n->gsi;
+	struct fill_done *todo = NULL;
+	size_t k = 0;
+
+	/* The partitions to fill: this node's, not filled at their epoch. */
+	pthread_rwlock_rdlock(&n->parts.lock);
+	pthread_mutex_lock(&s->fill_mu);
+	todo = calloc(n->parts.n + 1, sizeof(*todo));
+	for (size_t i = 0; todo != NULL && i < n->parts.n; i++) {
+		const part *p = n->parts.p[i];
+		if (p->table_id == f->base_id && !fill_has(f, p->id, p->epoch))
+			todo[k++] = (struct fill_done) { p->id, p->epoch };
+	}
+	pthread_mutex_unlock(&s->fill_mu);
+	pthread_rwlock_unlock(&n->parts.lock);
+	for (size_t i = 0; i < k && !stopping(s); i++) {
+		uint8_t *from = NULL;
+		size_t froml = 0;
+		int rc;
+		while ((rc = fill_chunk(n, f, todo[i].part, todo[i].epoch,
+		    &from, &froml)) == 1 && !stopping(s))
+			;
+		free(from);
+		if (rc != 0)
+			continue;
+		pthread_mutex_lock(&s->fill_mu);
+		if (f->n_done == f->cap) {
+			size_t cap = f->cap == 0 ? 8 : f->cap * 2;
+			struct fill_done *g = realloc(f->done,
+			    cap * sizeof(*g));
+			if (g != NULL) {
+				f->done = g;
+				f->cap = cap;
+			}
+		}
+		if (f->n_done < f->cap)
+			f->done[f->n_done++] = todo[i];
+		pthread_mutex_unlock(&s->fill_mu);
+	}
+	free(todo);
+	pthread_mutex_lock(&s->fill_mu);
+	f->running = false;
+	pthread_mutex_unlock(&s->fill_mu);
+	return NULL;
+}
+
+void
+index_backfill_serve(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp)
+{
+	index_state *s = n->gsi;
+	(void) a;
+	/* The view must have the index: writes from then on have records. */
+	bool known = false;
+	pthread_rwlock_rdlock(&s->view_lock);
+	const table *t = table_find_id(s->view, req->table_id);
+	for (size_t i = 0; t != NULL && i < t->n_indexes; i++)
+		known |= t->indexes[i].table_id == req->part;
+	pthread_rwlock_unlock(&s->view_lock);
+	if (!known) {
+		resp->code = KV_BUSY;
+		return;
+	}
+	pthread_rwlock_rdlock(&n->parts.lock);
+	pthread_mutex_lock(&s->fill_mu);
+	fill *f = s->fills;
+	while (f != NULL && (f->base_id != req->table_id ||
+	    f->index_id != req->part))
+		f = f->next;
+	if (f == NULL && (f = calloc(1, sizeof(*f))) != NULL) {
+		f->base_id = req->table_id;
+		f->index_id = req->part;
+		f->n = n;
+		f->next = s->fills;
+		s->fills = f;
+	}
+	bool all = f != NULL && !f->running;
+	for (size_t i = 0; all && i < n->parts.n; i++) {
+		const part *p = n->parts.p[i];
+		if (p->table_id == req->table_id && !fill_has(f, p->id,
+		    p->epoch))
+			all = false;
+	}
+	resp->code = f == NULL ? KV_ENOMEM : KV_OK;
+	resp->found = all;
+	if (f != NULL && !all && !f->running) {
+		if (f->joinable)
+			pthread_join(f->thread, NULL);
+		f->joinable = f->running = pthread_create(&f->thread, NULL,
+		    fill_run, f) == 0;
+		if (!f->running)
+			resp->code = KV_ENOMEM;
+	}
+	pthread_mutex_unlock(&s->fill_mu);
+	pthread_rwlock_unlock(&n->parts.lock);
+}
+
 /* ---- the replicator ---- */
 
 typedef struct pending {
@@ -565,6 +846,8 @@ delete_done(node *n, const pending *pd, const bool *done)
 		}
 	if (rv == KV_OK && k > 0)
 		rv = store_write(n->st, &b);
+	if (rv == KV_OK)
+		index_count(n, &b, -1);
 	store_batch_fini(&b);
 	return rv;
 }
@@ -612,57 +895,147 @@ out:
 	return ok;
 }
 
-/* One round: true when it sent everything it read (read again at once). */
+/* The count of index id (added when missing; NULL when full). Needs
+ * count_mu. */
+static struct index_count *
+count_of(index_state *s, uint32_t id)
+{
+	for (size_t i = 0; i < s->n_counts; i++)
+		if (s->counts[i].id == id)
+			return &s->counts[i];
+	if (s->n_counts == MAX_COUNTED)
+		return NULL;
+	s->counts[s->n_counts] = (struct index_count) { .id = id };
+	return &s->counts[s->n_counts++];
+}
+
+void
+index_count(node *n, const store_batch *b, int sign)
+{
+	index_state *s = n->gsi;
+	pthread_mutex_lock(&s->count_mu);
+	for (size_t i = 0; i < b->n; i++) {
+		const store_op *op = &b->ops[i];
+		if (op->key_len != OUTBOX_KEY_LEN ||
+		    memcmp(op->key, outbox_lo, sizeof(outbox_lo)) != 0)
+			continue;
+		struct index_count *c = count_of(s,
+		    bytes_get_be32(op->key + 5));
+		if (c != NULL)
+			c->pending += sign;
+	}
+	pthread_mutex_unlock(&s->count_mu);
+}
+
+/* Notes the oldest record waiting for index id (0: none). */
+static void
+note_oldest(index_state *s, uint32_t id, uint64_t num)
+{
+	pthread_mutex_lock(&s->count_mu);
+	struct index_count *c = count_of(s, id);
+	if (c != NULL) {
+		c->oldest = num;
+		if (num == 0)
+			c->pending = 0; /* none read: none left */
+	}
+	pthread_mutex_unlock(&s->count_mu);
+}
+
+/* The first index id >= from with records in the outbox, in *id. */
 static bool
-repl_round(node *n, bool *failed)
+first_key(void *arg, const uint8_t *k, size_t kl, const uint8_t *v,
+    size_t vl)
+{
+	(void) v;
+	(void) vl;
+	if (kl == OUTBOX_KEY_LEN)
+		*(uint64_t *) arg = bytes_get_be32(k + 5);
+	return false;
+}
+
+static bool
+next_index(node *n, uint64_t from, uint32_t *id)
+{
+	uint8_t lo[9];
+	uint64_t got = UINT64_MAX;
+	if (from > UINT32_MAX)
+		return false;
+	memcpy(lo, outbox_lo, sizeof(outbox_lo));
+	bytes_put_be32(lo + 5, (uint32_t) from);
+	if (store_scan(n->st, lo, sizeof(lo), outbox_hi, sizeof(outbox_hi),
+	    first_key, &got) != KV_OK || got == UINT64_MAX)
+		return false;
+	*id = (uint32_t) got;
+	return true;
+}
+
+/*
+ * Sends what index `id` has waiting, up to one batch: the records old
+ * enough (the delay), unless the index is paused. Returns true when a
+ * full batch went (there may be more), with *failed on a failure.
+ */
+static bool
+repl_index(node *n, uint32_t id, bool *failed)
 {
 	index_state *s = n->gsi;
 	pending pd = { 0 };
 	bool more = false;
-	*failed = false;
-	kv_err rv = store_scan(n->st, outbox_lo, sizeof(outbox_lo), outbox_hi,
-	    sizeof(outbox_hi), take_one, &pd);
-	if (rv != KV_OK || pd.n == 0) {
-		atomic_store(&s->pending, 0);
-		atomic_store(&s->oldest_us, 0);
+	uint8_t lo[9], hi[9];
+	memcpy(lo, outbox_lo, sizeof(outbox_lo));
+	bytes_put_be32(lo + 5, id);
+	memcpy(hi, lo, sizeof(lo));
+	size_t hil = sizeof(hi);
+	if (id == UINT32_MAX) {
+		memcpy(hi, outbox_hi, sizeof(outbox_hi));
+		hil = sizeof(outbox_hi);
+	} else {
+		bytes_put_be32(hi + 5, id + 1);
+	}
+	kv_err rv = store_scan(n->st, lo, sizeof(lo), hi, hil, take_one, &pd);
+	if (rv != KV_OK) {
+		*failed = true;
 		pending_free(&pd);
-		*failed = rv != KV_OK;
 		return false;
 	}
-	more = pd.n >= REPL_MAX_RECORDS || pd.bytes >= REPL_MAX_BYTES;
-	atomic_store(&s->pending, pd.n);
-	uint32_t *to = calloc(pd.n, sizeof(*to));
+	note_oldest(s, id, pd.n > 0 ? bytes_get_be64(pd.keys[0] + 9) : 0);
+	if (pd.n == 0) {
+		pending_free(&pd);
+		return false;
+	}
 	bool *routed = calloc(pd.n, sizeof(*routed));
 	bool *done = calloc(pd.n, sizeof(*done));
+	uint32_t *to = calloc(pd.n, sizeof(*to));
 	bool *sent = calloc(CONFIG_MAX_NODES, sizeof(*sent));
 	if (to == NULL || routed == NULL || done == NULL || sent == NULL) {
 		*failed = true;
 		goto out;
 	}
-	/* Route every record by the view; one with no index left is done. */
+	/*
+	 * Route by the view. With the index gone, its records are done;
+	 * while it is paused, being deleted or not known yet, they wait;
+	 * so do those younger than the delay, and all after them.
+	 */
+	uint64_t young = (uint64_t) now_us() - (uint64_t) n->cfg.gsi_delay_ms *
+	    1000;
+	size_t usable = pd.n;
 	pthread_rwlock_rdlock(&s->view_lock);
-	for (size_t i = 0; i < pd.n; i++) {
+	const table *it = table_find_id(s->view, id);
+	bool gone = it == NULL && s->view != NULL &&
+	    id < s->view->next_table_id;
+	bool wait = it == NULL || it->paused || (!table_serving(it) &&
+	    it->status != TABLE_CREATING);
+	for (size_t i = 0; i < pd.n && !gone && !wait; i++) {
 		rec r;
 		if (!rec_parse(pd.vals[i] + ROUTE_HEAD, pd.vls[i] - ROUTE_HEAD,
-		    false, &r)) {
+		    false, &r) || r.index_id != id) {
 			done[i] = true; /* cannot be sent: never will be */
 			atomic_fetch_add(&s->records_dropped, 1);
 			continue;
 		}
-		if (i == 0)
-			atomic_store(&s->oldest_us, now_us() -
-			    (int64_t) r.v_num);
-		const table *it = table_find_id(s->view, r.index_id);
-		if (it == NULL) {
-			/* The index is gone (or not known yet: keep it). */
-			if (s->view != NULL && r.index_id < s->view->next_table_id) {
-				done[i] = true;
-				atomic_fetch_add(&s->records_dropped, 1);
-			}
-			continue;
+		if (n->cfg.gsi_delay_ms > 0 && r.v_num > young) {
+			usable = i;
+			break;
 		}
-		if (!table_serving(it) && it->status != TABLE_CREATING)
-			continue;
 		const partition *p = table_partition_for(it,
 		    keyenc_key_hash(r.key));
 		bytes_put_le32(pd.vals[i], p->id);
@@ -671,12 +1044,16 @@ repl_round(node *n, bool *failed)
 		routed[i] = true;
 	}
 	pthread_rwlock_unlock(&s->view_lock);
-	for (size_t i = 0; i < pd.n; i++) {
+	for (size_t i = 0; gone && i < pd.n; i++) {
+		done[i] = true;
+		atomic_fetch_add(&s->records_dropped, 1);
+	}
+	for (size_t i = 0; i < usable; i++) {
 		if (!routed[i] || sent[to[i]])
 			continue;
 		sent[to[i]] = true;
 		bool ok = send_to(n, to[i], &pd, to, routed);
-		for (size_t j = i; j < pd.n; j++)
+		for (size_t j = i; j < usable; j++)
 			if (routed[j] && to[j] == to[i])
 				done[j] = ok;
 		if (ok)
@@ -689,10 +1066,10 @@ repl_round(node *n, bool *failed)
 		nd += done[i];
 	if (delete_done(n, &pd, done) != KV_OK)
 		*failed = true;
-	else
+	else if (!gone)
 		atomic_fetch_add(&s->records_sent, nd);
-	if (nd < pd.n)
-		more = false; /* some wait: do not spin on them */
+	more = nd == pd.n && (pd.n >= REPL_MAX_RECORDS ||
+	    pd.bytes >= REPL_MAX_BYTES);
 out:
 	free(to);
 	free(routed);
@@ -702,24 +1079,45 @@ out:
 	return more && !*failed;
 }
 
+/*
+ * One round over every index with records waiting. Returns true when
+ * some index may have more to send at once; *waiting when records wait
+ * (the delay, a pause, a failure), to look again soon.
+ */
+static bool
+repl_round(node *n, bool *failed, bool *waiting)
+{
+	uint32_t id;
+	uint64_t from = 0;
+	bool more = false;
+	*failed = *waiting = false;
+	while (next_index(n, from, &id)) {
+		bool f = false;
+		more |= repl_index(n, id, &f);
+		*failed |= f;
+		*waiting = true;
+		from = (uint64_t) id + 1;
+	}
+	return more;
+}
+
 static void *
 repl_run(void *arg)
 {
 	node *n = arg;
 	index_state *s = n->gsi;
-	bool failed = false;
+	bool failed = false, waiting = false;
 	pthread_mutex_lock(&s->mu);
 	while (!s->stop) {
 		s->kicked = false;
 		pthread_mutex_unlock(&s->mu);
-		bool again = repl_round(n, &failed);
+		bool again = repl_round(n, &failed, &waiting);
 		pthread_mutex_lock(&s->mu);
 		if (again || (s->kicked && !failed))
 			continue;
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		long ms = failed || atomic_load(&s->pending) > 0 ?
-		    REPL_RETRY_MS : REPL_IDLE_MS;
+		long ms = failed || waiting ? REPL_RETRY_MS : REPL_IDLE_MS;
 		ts.tv_nsec += ms * 1000000L;
 		ts.tv_sec += ts.tv_nsec / 1000000000L;
 		ts.tv_nsec %= 1000000000L;
@@ -730,37 +1128,50 @@ repl_run(void *arg)
 	return NULL;
 }
 
-/* The highest outbox number in the store, so numbers keep rising. */
+/* Counts the outbox's records per index, and the highest number. */
+typedef struct outbox_tally {
+	index_state *s;
+	uint64_t last;
+} outbox_tally;
+
 static bool
-last_number(void *arg, const uint8_t *k, size_t kl, const uint8_t *v,
+tally_one(void *arg, const uint8_t *k, size_t kl, const uint8_t *v,
     size_t vl)
 {
+	outbox_tally *t = arg;
 	(void) v;
 	(void) vl;
-	if (kl == OUTBOX_KEY_LEN)
-		*(uint64_t *) arg = bytes_get_be64(k + 5);
-	return false;
+	if (kl != OUTBOX_KEY_LEN)
+		return true;
+	struct index_count *c = count_of(t->s, bytes_get_be32(k + 5));
+	if (c != NULL)
+		c->pending++;
+	uint64_t num = bytes_get_be64(k + 9);
+	if (num > t->last)
+		t->last = num;
+	return true;
 }
 
 kv_err
 index_open(node *n)
 {
 	index_state *s = calloc(1, sizeof(*s));
-	uint64_t last = 0;
 	if (s == NULL)
 		return KV_ENOMEM;
 	pthread_rwlock_init(&s->view_lock, NULL);
 	pthread_mutex_init(&s->mu, NULL);
+	pthread_mutex_init(&s->fill_mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
-	if (store_scan_rev(n->st, outbox_lo, sizeof(outbox_lo), outbox_hi,
-	    sizeof(outbox_hi), last_number, &last) != KV_OK)
-		last = 0;
-	atomic_store(&s->clock, last);
+	pthread_mutex_init(&s->count_mu, NULL);
+	/* Numbers keep rising across restarts; the counts start right. */
+	outbox_tally tally = { .s = s };
+	if (store_scan(n->st, outbox_lo, sizeof(outbox_lo), outbox_hi,
+	    sizeof(outbox_hi), tally_one, &tally) != KV_OK)
+		tally.last = 0;
+	atomic_store(&s->clock, tally.last);
 	n->gsi = s;
-		if (pthread_create(&s->thread, NULL, repl_run, n) != 0) {
-		n->gsi = NULL;
-		index_close(n);
-		free(s);
+	if (pthread_create(&s->thread, NULL, repl_run, n) != 0) {
+		index_close(n); /* frees s */
 		return KV_ENOMEM;
 	}
 	s->started = true;
@@ -779,6 +1190,16 @@ index_close(node *n)
 	pthread_mutex_unlock(&s->mu);
 	if (s->started)
 		pthread_join(s->thread, NULL);
+	/* Fills see stop between chunks. */
+	for (fill *f = s->fills, *next; f != NULL; f = next) {
+		next = f->next;
+		if (f->joinable)
+			pthread_join(f->thread, NULL);
+		free(f->done);
+		free(f);
+	}
+	pthread_mutex_destroy(&s->fill_mu);
+	pthread_mutex_destroy(&s->count_mu);
 	n->gsi = NULL;
 	catalog_free(s->view);
 	pthread_rwlock_destroy(&s->view_lock);
@@ -794,32 +1215,59 @@ index_write_metrics(node *n, FILE *f)
 	if (s == NULL)
 		return;
 	fprintf(f, "# HELP kv_index_outbox_records Index records waiting in "
-	    "this node's outbox (at the replicator's last round).\n"
-	    "# TYPE kv_index_outbox_records gauge\n"
-	    "kv_index_outbox_records %llu\n",
-	    (unsigned long long) atomic_load(&s->pending));
+	    "this node's outbox, per index (table \"BASE/INDEX\").\n"
+	    "# TYPE kv_index_outbox_records gauge\n");
+	struct index_count counts[MAX_COUNTED];
+	pthread_mutex_lock(&s->count_mu);
+	size_t nc = s->n_counts;
+	memcpy(counts, s->counts, nc * sizeof(*counts));
+	pthread_mutex_unlock(&s->count_mu);
+	int64_t now = now_us();
+	pthread_rwlock_rdlock(&s->view_lock);
+	for (size_t i = 0; i < nc; i++) {
+		const table *it = table_find_id(s->view, counts[i].id);
+		if (it == NULL)
+			continue;
+		fprintf(f, "kv_index_outbox_records{node=\"%u\",index=\"%s\"} "
+		    "%lld\n", n->index, it->name, (long long) (counts[i].pending >
+		    0 ? counts[i].pending : 0));
+	}
 	fprintf(f, "# HELP kv_index_outbox_oldest_seconds Age of the oldest "
-	    "record in the outbox (at the replicator's last round).\n"
-	    "# TYPE kv_index_outbox_oldest_seconds gauge\n"
-	    "kv_index_outbox_oldest_seconds %.6f\n",
-	    (double) atomic_load(&s->oldest_us) / 1e6);
+	    "record waiting for each index (at the replicator's last look; "
+	    "0: none).\n# TYPE kv_index_outbox_oldest_seconds gauge\n");
+	for (size_t i = 0; i < nc; i++) {
+		const table *it = table_find_id(s->view, counts[i].id);
+		if (it == NULL)
+			continue;
+		fprintf(f, "kv_index_outbox_oldest_seconds{node=\"%u\","
+		    "index=\"%s\"} %.6f\n", n->index, it->name,
+		    counts[i].oldest != 0 ? (double) (now -
+		    (int64_t) counts[i].oldest) / 1e6 : 0.0);
+	}
+	pthread_rwlock_unlock(&s->view_lock);
 	fprintf(f, "# HELP kv_index_records_total Index records: written to "
-	    "the outbox, sent and acknowledged, dropped (index gone), "
-	    "applied here, skipped here as older than the entry.\n"
+	    "the outbox (by writes and by fills), sent and acknowledged, "
+	    "dropped (index gone), applied here, skipped here as older than "
+	    "the entry.\n"
 	    "# TYPE kv_index_records_total counter\n"
-	    "kv_index_records_total{what=\"written\"} %llu\n"
-	    "kv_index_records_total{what=\"sent\"} %llu\n"
-	    "kv_index_records_total{what=\"dropped\"} %llu\n"
-	    "kv_index_records_total{what=\"applied\"} %llu\n"
-	    "kv_index_records_total{what=\"skipped\"} %llu\n",
-	    (unsigned long long) atomic_load(&s->records_written),
-	    (unsigned long long) atomic_load(&s->records_sent),
-	    (unsigned long long) atomic_load(&s->records_dropped),
-	    (unsigned long long) atomic_load(&s->applied),
-	    (unsigned long long) atomic_load(&s->stale_skipped));
+	    "kv_index_records_total{node=\"%u\",what=\"written\"} %llu\n"
+	    "kv_index_records_total{node=\"%u\",what=\"sent\"} %llu\n"
+	    "kv_index_records_total{node=\"%u\",what=\"dropped\"} %llu\n"
+	    "kv_index_records_total{node=\"%u\",what=\"applied\"} %llu\n"
+	    "kv_index_records_total{node=\"%u\",what=\"skipped\"} %llu\n",
+	    n->index, (unsigned long long) atomic_load(&s->records_written),
+	    n->index, (unsigned long long) atomic_load(&s->records_sent),
+	    n->index, (unsigned long long) atomic_load(&s->records_dropped),
+	    n->index, (unsigned long long) atomic_load(&s->applied),
+	    n->index, (unsigned long long) atomic_load(&s->stale_skipped));
+	fprintf(f, "# HELP kv_index_filled_items_total Items given index "
+	    "records by fills of new indexes.\n"
+	    "# TYPE kv_index_filled_items_total counter\n"
+	    "kv_index_filled_items_total{node=\"%u\"} %llu\n", n->index,
+	    (unsigned long long) atomic_load(&s->filled));
 	fprintf(f, "# HELP kv_index_send_failures_total Rounds in which an "
 	    "index node did not apply what it was sent.\n"
 	    "# TYPE kv_index_send_failures_total counter\n"
-	    "kv_index_send_failures_total %llu\n",
+	    "kv_index_send_failures_total{node=\"%u\"} %llu\n", n->index,
 	    (unsigned long long) atomic_load(&s->send_failures));
 }

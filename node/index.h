@@ -87,6 +87,13 @@ kv_err index_outbox(node *n, const table *t, uint64_t epoch,
 /* index_kick tells the replicator that records were written. */
 void index_kick(node *n);
 
+/*
+ * index_count adds sign (+1 written, -1 deleted) to the waiting count of
+ * the index of each outbox record in b (the other operations are left
+ * alone), for the lag gauges; call it once b is in the store.
+ */
+void index_count(node *n, const store_batch *b, int sign);
+
 /* RPC_INDEX_APPLY: apply a batch of outbox records (blobs). */
 void index_apply_serve(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);
@@ -104,6 +111,26 @@ record_item_offset(const uint8_t *v, size_t vl)
 	return vl >= RECORD_HEADER + RECORD_VERSION_LEN ?
 	    RECORD_HEADER + RECORD_VERSION_LEN : vl;
 }
+
+/*
+ * RPC_INDEX_BACKFILL (req->table_id the base table, req->part the index
+ * table): starts filling the index from every partition of the base
+ * table this node owns and has not filled yet, on a thread of its own,
+ * and answers at once: resp->found when every one of them is filled.
+ * KV_BUSY while the view does not have the index yet (a write made
+ * before it would have no record, and the fill might miss it).
+ *
+ * A partition is filled in chunks of items, each under the partition's
+ * mutex, so that a chunk's records and any write to its items are
+ * ordered: a write after the chunk has a later version. Every item gets
+ * a put record, as from a write of the item. A partition that changes
+ * epoch (moved or split) while being filled is not counted as filled at
+ * its new epoch: it is filled again when asked. The process dies during
+ * a fill: the records written so far are kept and sent; the catalog
+ * node asks again and the fill starts over (records apply idempotently).
+ */
+void index_backfill_serve(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
 
 /* index_write_metrics writes the outbox and apply counters. */
 void index_write_metrics(node *n, FILE *f);

@@ -75,7 +75,7 @@ usage(void)
 	    "[--partition-rcu N] [--partition-wcu N] [--burst-seconds N] "
 	    "[--no-capacity] [--sched-normal] [--nng-requests] "
 	    "[--split-after-seconds N] [--split-threshold F] "
-	    "[--split-size-mb N]\n");
+	    "[--split-size-mb N] [--gsi-delay-ms N]\n");
 	exit(2);
 }
 
@@ -93,7 +93,7 @@ main(int argc, char **argv)
 	bool loaded = false; /* the partitions, with their counters */
 
 	const char *over_rcu = NULL, *over_wcu = NULL, *over_burst = NULL;
-	const char *split_opt[6]; /* key, value pairs */
+	const char *split_opt[8]; /* key, value pairs */
 	size_t n_split = 0;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
@@ -107,8 +107,9 @@ main(int argc, char **argv)
 		else if (strcmp(argv[i], "--burst-seconds") == 0 &&
 		    i + 1 < argc)
 			over_burst = argv[++i];
-		else if (strncmp(argv[i], "--split-", 8) == 0 &&
-		    i + 1 < argc && n_split < 6) {
+		else if ((strncmp(argv[i], "--split-", 8) == 0 ||
+		    strcmp(argv[i], "--gsi-delay-ms") == 0) &&
+		    i + 1 < argc && n_split < 8) {
 			split_opt[n_split++] = argv[i];
 			split_opt[n_split++] = argv[++i];
 		} else if (strcmp(argv[i], "--no-capacity") == 0)

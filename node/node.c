@@ -72,6 +72,8 @@ node_dispatch_run(node *n, const rpc_request *req, arena *a,
 	case RPC_HOT_KEYS: fn = hot_keys_serve; break;
 	case RPC_BORROW: fn = borrow_serve; break;
 	case RPC_INDEX_APPLY: fn = index_apply_serve; break;
+	case RPC_INDEX_UPDATE: fn = catalog_node_index; break;
+	case RPC_INDEX_BACKFILL: fn = index_backfill_serve; break;
 	case RPC_MOVE_BEGIN:
 	case RPC_MOVE_PULL:
 	case RPC_MOVE_DIRTY:

@@ -335,6 +335,8 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 		resp->code = write_item(n, p, req->key, req->key_len, rec,
 		    rec_len, items, bytes, &b);
 		kick = kick && resp->code == KV_OK;
+		if (kick)
+			index_count(n, &b, 1);
 	}
 unlock:
 	if (!in_run)

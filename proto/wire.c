@@ -60,6 +60,7 @@ wire_table_to_pb(const table *t, pb_table_buf *b)
 	b->t.billing_changed_ms = t->billing_changed_ms;
 	b->t.base_id = t->base_id;
 	b->t.backfilling = t->backfilling;
+	b->t.paused = t->paused;
 	if (t->n_indexes > 0) {
 		b->idx = calloc(t->n_indexes, sizeof(*b->idx));
 		b->idxp = calloc(t->n_indexes, sizeof(*b->idxp));
@@ -73,8 +74,10 @@ wire_table_to_pb(const table *t, pb_table_buf *b)
 			x->name = d->name != NULL ? d->name : (char *) "";
 			x->local = d->local;
 			x->table_id = d->table_id;
-			keydef_to_pb(&d->hash, &b->idx_keys[2 * i]);
-			x->hash = &b->idx_keys[2 * i];
+			if (d->hash.name != NULL) {
+				keydef_to_pb(&d->hash, &b->idx_keys[2 * i]);
+				x->hash = &b->idx_keys[2 * i];
+			}
 			if (d->range.name != NULL) {
 				keydef_to_pb(&d->range, &b->idx_keys[2 * i + 1]);
 				x->range = &b->idx_keys[2 * i + 1];
@@ -145,7 +148,9 @@ index_def_from_pb(const Kv__IndexDef *pb, index_def *d)
 {
 	kv_err rv;
 	memset(d, 0, sizeof(*d));
-	if (pb->projection < PROJECT_ALL || pb->projection > PROJECT_INCLUDE)
+	/* A request that only names an index (delete, pause) has neither
+	 * keys nor projection. */
+	if (pb->projection > PROJECT_INCLUDE)
 		return KV_PROTO;
 	if ((d->name = strdup(pb->name)) == NULL)
 		return KV_ENOMEM;
@@ -154,7 +159,8 @@ index_def_from_pb(const Kv__IndexDef *pb, index_def *d)
 	d->projection = (index_projection) pb->projection;
 	d->rcu = pb->rcu;
 	d->wcu = pb->wcu;
-	if ((rv = keydef_from_pb(pb->hash, &d->hash)) != KV_OK ||
+	if ((pb->hash != NULL &&
+	    (rv = keydef_from_pb(pb->hash, &d->hash)) != KV_OK) ||
 	    (pb->range != NULL &&
 	    (rv = keydef_from_pb(pb->range, &d->range)) != KV_OK))
 		goto fail;
@@ -226,6 +232,7 @@ wire_table_from_pb(const Kv__Table *pb, table *t)
 	t->billing_changed_ms = pb->billing_changed_ms;
 	t->base_id = pb->base_id;
 	t->backfilling = pb->backfilling;
+	t->paused = pb->paused;
 	if (pb->n_indexes > 0) {
 		t->indexes = calloc(pb->n_indexes, sizeof(index_def));
 		if (t->indexes == NULL) {

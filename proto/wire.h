@@ -82,6 +82,8 @@ typedef enum rpc_op {
 #define RPC_INDEX_CREATE 1
 #define RPC_INDEX_DELETE 2
 #define RPC_INDEX_THROUGHPUT 3
+#define RPC_INDEX_PAUSE 4  /* hold the index's replication (kv-admin) */
+#define RPC_INDEX_RESUME 5
 
 /* Why a partition is split or moved (rpc_request.reason). */
 typedef enum rpc_reason {

@@ -347,3 +347,105 @@ def test_metrics_show_the_outbox(cluster, ddb, unique):
                 written += v if what == "written" else 0
                 applied += v if what == "applied" else 0
     assert written >= 1 and applied >= 1
+
+
+def test_backfill_while_writes_run(ddb, unique):
+    """An index added to a table with data: CREATING with Backfilling,
+    then ACTIVE, with every item exactly once, while another thread
+    keeps writing (puts that move items between owners, deletes)."""
+    import threading
+    name = "gsifill-" + unique
+    ddb.create_table(
+        TableName=name, BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                              {"AttributeName": "sk", "AttributeType": "N"}],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
+                   {"AttributeName": "sk", "KeyType": "RANGE"}])
+    wait_active(ddb, name)
+    rnd = random.Random(SEED + 1)
+    for i in range(600):
+        ddb.put_item(TableName=name, Item={
+            "pk": S("p%d" % (i % 40)), "sk": N(i), "owner": S(
+                "o%d" % rnd.randrange(8)), "at": N(rnd.randrange(100)),
+            "title": S("t%d" % i)})
+    stop = threading.Event()
+    errors = []
+
+    def writer():
+        w = random.Random(SEED + 2)
+        try:
+            while not stop.is_set():
+                i = w.randrange(700)
+                key = {"pk": S("p%d" % (i % 40)), "sk": N(i)}
+                if w.random() < 0.8:
+                    ddb.put_item(TableName=name, Item=dict(
+                        key, owner=S("o%d" % w.randrange(8)),
+                        at=N(w.randrange(100)), title=S("w%d" % i)))
+                else:
+                    ddb.delete_item(TableName=name, Key=key)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    th = threading.Thread(target=writer)
+    th.start()
+    try:
+        r = ddb.update_table(
+            TableName=name,
+            AttributeDefinitions=[
+                {"AttributeName": "owner", "AttributeType": "S"},
+                {"AttributeName": "at", "AttributeType": "N"}],
+            GlobalSecondaryIndexUpdates=[{"Create": {
+                "IndexName": "by_owner",
+                "KeySchema": [{"AttributeName": "owner", "KeyType": "HASH"},
+                              {"AttributeName": "at", "KeyType": "RANGE"}],
+                "Projection": {"ProjectionType": "INCLUDE",
+                               "NonKeyAttributes": ["title"]}}}])
+        g = r["TableDescription"]["GlobalSecondaryIndexes"][0]
+        assert g["IndexName"] == "by_owner"
+        assert g["IndexStatus"] == "CREATING"
+        wait_active(ddb, name, timeout=60)
+    finally:
+        stop.set()
+        th.join()
+    assert not errors, errors
+    until_converged(ddb, name, indexes=("by_owner",))
+
+
+def test_delete_index_while_writes_run(cluster, ddb, unique):
+    """Deleting an index: its table goes, and the outboxes keep nothing
+    for it."""
+    name = "gsidel-" + unique
+    make_indexed(ddb, name)
+    for i in range(100):
+        ddb.put_item(TableName=name, Item={
+            "pk": S("p%d" % i), "sk": N(i), "owner": S("o"), "at": N(i),
+            "tag": S("x")})
+    ddb.update_table(TableName=name, GlobalSecondaryIndexUpdates=[
+        {"Delete": {"IndexName": "by_tag"}}])
+    for i in range(100):
+        ddb.put_item(TableName=name, Item={
+            "pk": S("p%d" % i), "sk": N(i), "owner": S("o"), "at": N(i),
+            "tag": S("y")})
+    end = time.time() + 30
+    while time.time() < end:
+        t = ddb.describe_table(TableName=name)["Table"]
+        names = [g["IndexName"] for g in t.get("GlobalSecondaryIndexes", [])]
+        if names == ["by_owner"] and t["TableStatus"] == "ACTIVE":
+            break
+        time.sleep(0.2)
+    assert names == ["by_owner"]
+    until_converged(ddb, name, indexes=("by_owner",))
+    with pytest.raises(ClientError) as e:
+        ddb.scan(TableName=name, IndexName="by_tag")
+    assert "does not have the specified index" in \
+        e.value.response["Error"]["Message"]
+    end = time.time() + 10
+    pending = None
+    while time.time() < end:
+        pending = sum(v for url in cluster.node_metrics
+                      for (m, _), v in cluster.metrics(url).items()
+                      if m == "kv_index_outbox_records")
+        if pending == 0:
+            break
+        time.sleep(0.2)
+    assert pending == 0

@@ -69,6 +69,7 @@ full_table(table *t, const char *name, uint32_t id, bool range)
 	t->parts[3].epoch = 1ULL << 40;
 	t->base_id = range ? 0 : 77;
 	t->backfilling = !range;
+	t->paused = !range;
 	if (range) {
 		/* A GSI (INCLUDE, hash and range) and an LSI (KEYS_ONLY). */
 		t->n_indexes = 2;
@@ -128,6 +129,7 @@ expect_table_eq(const table *a, const table *b)
 	cr_assert_eq(a->billing_changed_ms, b->billing_changed_ms);
 	cr_assert_eq(a->base_id, b->base_id);
 	cr_assert_eq(a->backfilling, b->backfilling);
+	cr_assert_eq(a->paused, b->paused);
 	cr_assert_eq(a->n_indexes, b->n_indexes);
 	for (size_t i = 0; i < a->n_indexes; i++) {
 		const index_def *x = &a->indexes[i], *y = &b->indexes[i];

@@ -134,18 +134,33 @@ has_global(const table *t)
 	return false;
 }
 
-const table *
-index_view_table(node *n, uint32_t table_id)
+kv_err
+index_view_table(node *n, uint32_t table_id, const table **out)
 {
 	index_state *s = n->gsi;
+	*out = NULL;
 	if (s == NULL)
-		return NULL;
+		return KV_OK;
 	pthread_rwlock_rdlock(&s->view_lock);
-	const table *t = table_find_id(s->view, table_id);
-	if (t != NULL && has_global(t))
-		return t;
+	/*
+	 * No view yet (the node has just started and the feed has not
+	 * answered), or one older than the partitions' last assignment:
+	 * which indexes the table has is not known, and a write without
+	 * its records would be missing from them for good.
+	 */
+	bool behind = s->view == NULL;
+	pthread_rwlock_rdlock(&n->parts.lock);
+	for (size_t i = 0; !behind && i < n->parts.n_seen; i++)
+		behind = n->parts.seen[i].table_id == table_id &&
+		    n->parts.seen[i].version > s->view->version;
+	pthread_rwlock_unlock(&n->parts.lock);
+	const table *t = behind ? NULL : table_find_id(s->view, table_id);
+	if (t != NULL && has_global(t)) {
+		*out = t;
+		return KV_OK;
+	}
 	pthread_rwlock_unlock(&s->view_lock);
-	return NULL;
+	return behind ? KV_STALE_ROUTE : KV_OK;
 }
 
 void

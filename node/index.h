@@ -61,11 +61,14 @@ void index_close(node *n);
 void index_view_install(node *n, catalog *c);
 
 /*
- * index_view_table returns the table `table_id` of the view, read-locked,
- * when it has global indexes; NULL (and nothing locked) otherwise. Call
- * index_view_unlock after a non-NULL answer.
+ * index_view_table sets *out to the table `table_id` of the view,
+ * read-locked, when it has global indexes; to NULL (and nothing locked)
+ * otherwise. Call index_view_unlock after a non-NULL answer. Returns
+ * KV_STALE_ROUTE (nothing locked) while the node has no view yet, or one
+ * older than the table's last assignment here: a write must not go
+ * ahead without knowing its indexes (the router retries).
  */
-const table *index_view_table(node *n, uint32_t table_id);
+kv_err index_view_table(node *n, uint32_t table_id, const table **out);
 void index_view_unlock(node *n);
 
 /*

@@ -208,12 +208,14 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 	 * end, its writes read the old item (to find its old entries) and
 	 * never open a run (each write has its own records).
 	 */
-	const table *indexed = in_run ? NULL :
-	    index_view_table(n, req->table_id);
+	const table *indexed = NULL;
 	bool kick = false;
 	store_batch b;
 
 	store_batch_init(&b);
+	if (!in_run && (resp->code = index_view_table(n, req->table_id,
+	    &indexed)) != KV_OK)
+		goto done;
 	if (indexed != NULL) {
 		blind = false;
 		run = NULL;

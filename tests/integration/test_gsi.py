@@ -1,20 +1,27 @@
 """test_gsi.py — global secondary indexes end to end through boto3: entries
 that follow the base table's writes (puts, updates that move an item to
 another index key, deletes, sparse items), projections, Query and Scan on
-an index with paging, the refusals DynamoDB answers, and a convergence
-check: once the outboxes drain, every index equals the projection of its
-base table, entry for entry (index_equals_base below, which is shown to
-fail on a planted difference).
+an index with paging, the refusals DynamoDB answers, a new index filled
+while writes run, an index deleted, kills during a write load, and the
+convergence check of ./kv check indexes (chaos/check/indexes.py): once
+the outboxes drain, every index equals the projection of its base
+table, entry for entry (shown to fail on planted differences).
 
 Indexes are asynchronous, as in DynamoDB: a test waits for an index to
 catch up (until_converged) rather than reading it at once.
 """
 
+import os
 import random
+import sys
 import time
 
 import pytest
 from botocore.exceptions import ClientError
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "chaos", "check"))
+import indexes as indexes_check  # noqa: E402
 
 SEED = 20261201
 
@@ -73,18 +80,6 @@ def wait_active(ddb, name, timeout=30):
     raise AssertionError("%s not ACTIVE in %d s" % (name, timeout))
 
 
-def scan_all(ddb, **kw):
-    items, start = [], None
-    while True:
-        if start is not None:
-            kw["ExclusiveStartKey"] = start
-        page = ddb.scan(**kw)
-        items.extend(page["Items"])
-        start = page.get("LastEvaluatedKey")
-        if start is None:
-            return items
-
-
 def query_all(ddb, **kw):
     items, start = [], None
     while True:
@@ -97,53 +92,33 @@ def query_all(ddb, **kw):
             return items
 
 
-PROJECTIONS = {
-    "by_owner": (("owner", "at"), ("title",)),
-    "by_tag": (("tag",), ()),
-}
+def until_converged(ddb, table, indexes=("by_owner", "by_tag"),
+                    timeout=10):
+    """The convergence check of ./kv check indexes (chaos/check/
+    indexes.py), waiting up to timeout s for the outboxes to drain."""
+    res = indexes_check.converged(ddb, table, list(indexes), wait=timeout)
+    bad = [(i, m[:3], e[:3]) for i, (m, e) in res.items() if m or e]
+    assert not bad, "indexes of %s did not converge: %s" % (table, bad)
 
 
 def expected_index(base_items, index):
-    """The entries index should hold: the projection of every base item
-    that has the index's key attributes."""
-    keys, extra = PROJECTIONS[index]
-    out = []
-    for it in base_items:
-        if not all(k in it for k in keys):
-            continue
-        keep = ("pk", "sk") + keys + extra
-        out.append({k: v for k, v in it.items() if k in keep})
-    return out
+    """The entries by_owner (or by_tag) should hold, as the checker
+    works them out from make_indexed's definitions."""
+    table = {"KeySchema": [{"AttributeName": "pk"},
+                           {"AttributeName": "sk"}]}
+    defs = {
+        "by_owner": {"KeySchema": [{"AttributeName": "owner"},
+                                   {"AttributeName": "at"}],
+                     "Projection": {"ProjectionType": "INCLUDE",
+                                    "NonKeyAttributes": ["title"]}},
+        "by_tag": {"KeySchema": [{"AttributeName": "tag"}],
+                   "Projection": {"ProjectionType": "KEYS_ONLY"}},
+    }
+    return indexes_check.expected(table, defs[index], base_items)
 
 
-def canon(items):
-    return sorted(repr(sorted(i.items())) for i in items)
-
-
-def index_equals_base(ddb, table, index, base_items=None):
-    """The convergence check: the index's entries equal the projection
-    of the base table's items. Returns (equal, missing, extra)."""
-    if base_items is None:
-        base_items = scan_all(ddb, TableName=table)
-    want = canon(expected_index(base_items, index))
-    got = canon(scan_all(ddb, TableName=table, IndexName=index))
-    missing = sorted(set(want) - set(got))
-    extra = sorted(set(got) - set(want))
-    return want == got, missing, extra
-
-
-def until_converged(ddb, table, indexes=("by_owner", "by_tag"),
-                    timeout=10):
-    end = time.time() + timeout
-    while True:
-        res = [index_equals_base(ddb, table, i) for i in indexes]
-        if all(r[0] for r in res):
-            return
-        if time.time() > end:
-            raise AssertionError("indexes of %s did not converge: %s" % (
-                table, [(i, r[1][:3], r[2][:3])
-                        for i, r in zip(indexes, res) if not r[0]]))
-        time.sleep(0.1)
+canon = indexes_check.canon
+scan_all = indexes_check.scan_all
 
 
 def test_entries_follow_writes(ddb, unique):
@@ -232,9 +207,9 @@ def test_random_writes_converge(ddb, unique):
 
 
 def test_checker_catches_a_difference(ddb, unique):
-    """index_equals_base must fail when the base table holds an item its
-    index lacks: here the checker is given one base item more than the
-    table has."""
+    """The checker must fail when the base table holds an item its index
+    lacks, or the index an entry the table does not: here it is given
+    one base item more than the table has, then none."""
     name = "gsiplant-" + unique
     make_indexed(ddb, name)
     ddb.put_item(TableName=name, Item={
@@ -243,8 +218,12 @@ def test_checker_catches_a_difference(ddb, unique):
     base = scan_all(ddb, TableName=name)
     planted = base + [{"pk": S("z"), "sk": N(9), "owner": S("zed"),
                        "at": N(3)}]
-    ok, missing, extra = index_equals_base(ddb, name, "by_owner", planted)
-    assert not ok and len(missing) == 1 and not extra
+    missing, extra = indexes_check.differences(ddb, name, "by_owner",
+                                               planted)
+    assert len(missing) == 1 and not extra
+    # And when the index holds an entry the table does not.
+    missing, extra = indexes_check.differences(ddb, name, "by_owner", [])
+    assert not missing and len(extra) == 1
 
 
 def test_index_paging_and_parallel_scan(ddb, unique):
@@ -449,3 +428,65 @@ def test_delete_index_while_writes_run(cluster, ddb, unique):
             break
         time.sleep(0.2)
     assert pending == 0
+
+
+def run_writes_through(ddb, cluster, name, fault, seconds=4.0):
+    """Random writes that move items between index keys, from two
+    threads, while fault() runs in the middle; errors while a process
+    is down are expected (the write's outcome is then unknown, and the
+    check below reads the base table as it is)."""
+    import threading
+    stop = threading.Event()
+
+    def writer(seed):
+        w = random.Random(seed)
+        c = cluster.client(attempts=1, read_timeout=3)
+        while not stop.is_set():
+            i = w.randrange(300)
+            key = {"pk": S("p%d" % (i % 30)), "sk": N(i)}
+            try:
+                if w.random() < 0.85:
+                    c.put_item(TableName=name, Item=dict(
+                        key, owner=S("o%d" % w.randrange(6)),
+                        at=N(w.randrange(50)), tag=S("t%d" % (i % 4))))
+                else:
+                    c.delete_item(TableName=name, Key=key)
+            except Exception:  # noqa: BLE001 - outcome unknown, see above
+                time.sleep(0.05)
+
+    ths = [threading.Thread(target=writer, args=(SEED + k,))
+           for k in range(2)]
+    for th in ths:
+        th.start()
+    try:
+        time.sleep(seconds / 2)
+        fault()
+        time.sleep(seconds / 2)
+    finally:
+        stop.set()
+        for th in ths:
+            th.join()
+
+
+@pytest.mark.processes
+@pytest.mark.parametrize("victim", ["node1", "node0", "router"])
+def test_replication_survives_a_kill(cluster, ddb, unique, victim):
+    """kill -9 of a node that holds base and index partitions (node 1;
+    node 0, the catalog node, too) or of the router during a write load;
+    after the restart and the drain, the indexes equal their table."""
+    name = "gsikill-%s-%s" % (victim, unique)
+    make_indexed(ddb, name)
+
+    def fault():
+        if victim == "router":
+            cluster.kill_router(0)
+            time.sleep(0.3)
+            cluster.start_router(0)
+        else:
+            i = int(victim[-1])
+            cluster.kill_node(i)
+            time.sleep(0.5)
+            cluster.start_node(i)
+
+    run_writes_through(ddb, cluster, name, fault)
+    until_converged(ddb, name, timeout=30)

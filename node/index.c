@@ -40,6 +40,7 @@
 
 #define OUTBOX_KEY_LEN 17
 #define MAX_COUNTED 256 /* indexes whose pending records are counted */
+#define PRESSURE_US 1000000 /* a refusal holds base writes back this long */
 #define REC_HEAD 25           /* the fixed part of a record's value */
 #define ROUTE_HEAD 12         /* partition id and epoch before it */
 #define REPL_MAX_RECORDS RPC_MULTI_MAX /* records per round: one RPC's most */
@@ -86,6 +87,10 @@ typedef struct index_state {
 		uint32_t id;
 		int64_t pending;
 		uint64_t oldest;
+		/* Its owners refused its records for want of capacity:
+		 * until then, with the refusal's RPC_THROTTLE_* bits. */
+		int64_t pressed_until_us;
+		uint32_t pressed_bits;
 	} counts[MAX_COUNTED];
 	size_t n_counts;
 	pthread_mutex_t fill_mu;        /* guards fills and their fields */
@@ -520,6 +525,19 @@ index_apply_serve(node *n, const rpc_request *req, arena *a,
 		resp->code = part_map_check_key_locked(&n->parts,
 		    rs[i].index_id, rs[i].part, rs[i].part_epoch, rs[i].key,
 		    rs[i].kl, &ps[i]);
+	/*
+	 * The index partitions must have write capacity for them: if one
+	 * has not, none is applied, and the base node holds back the
+	 * writes that would add to its records (back-pressure).
+	 */
+	for (size_t i = 0; i < req->n_subs && resp->code == KV_OK; i++) {
+		bool first = true;
+		for (size_t k = 0; k < i && first; k++)
+			first = ps[k] != ps[i];
+		if (first)
+			resp->code = throttle_admit(n, ps[i], true, rs[i].key,
+			    rs[i].kl, resp);
+	}
 	for (size_t i = 0; i < req->n_subs && resp->code == KV_OK; i++) {
 		bool skipped;
 		pthread_mutex_lock(&ps[i]->mu);
@@ -867,11 +885,84 @@ delete_done(node *n, const pending *pd, const bool *done)
 	return rv;
 }
 
-/* Sends node `dest` the records routed to it; true when all applied. */
+/* The count of index id (added when missing; NULL when full). Needs
+ * count_mu. */
+static struct index_count *
+count_of(index_state *s, uint32_t id)
+{
+	for (size_t i = 0; i < s->n_counts; i++)
+		if (s->counts[i].id == id)
+			return &s->counts[i];
+	if (s->n_counts == MAX_COUNTED)
+		return NULL;
+	s->counts[s->n_counts] = (struct index_count) { .id = id };
+	return &s->counts[s->n_counts++];
+}
+
+/* Notes that index id's owners refused its records for want of
+ * capacity (bits: the refusal's RPC_THROTTLE_*), or took them (0). */
+static void
+note_pressure(index_state *s, uint32_t id, uint32_t bits)
+{
+	pthread_mutex_lock(&s->count_mu);
+	struct index_count *c = count_of(s, id);
+	if (c != NULL) {
+		c->pressed_until_us = bits != 0 ? now_us() + PRESSURE_US : 0;
+		c->pressed_bits = bits;
+	}
+	pthread_mutex_unlock(&s->count_mu);
+}
+
+bool
+index_pressed(node *n, const store_batch *b, uint32_t *index_id,
+    uint32_t *bits)
+{
+	index_state *s = n->gsi;
+	bool pressed = false;
+	int64_t now = now_us();
+	pthread_mutex_lock(&s->count_mu);
+	for (size_t i = 0; i < b->n && !pressed; i++) {
+		const store_op *op = &b->ops[i];
+		if (op->key_len != OUTBOX_KEY_LEN ||
+		    memcmp(op->key, outbox_lo, sizeof(outbox_lo)) != 0)
+			continue;
+		uint32_t id = bytes_get_be32(op->key + 5);
+		for (size_t k = 0; k < s->n_counts && !pressed; k++)
+			if (s->counts[k].id == id &&
+			    s->counts[k].pressed_until_us > now) {
+				pressed = true;
+				*index_id = id;
+				*bits = s->counts[k].pressed_bits;
+			}
+	}
+	pthread_mutex_unlock(&s->count_mu);
+	return pressed;
+}
+
+const char *
+index_name_of(node *n, uint32_t index_id, arena *a)
+{
+	index_state *s = n->gsi;
+	const char *name = NULL;
+	pthread_rwlock_rdlock(&s->view_lock);
+	const table *it = table_find_id(s->view, index_id);
+	const char *slash = it != NULL ? strchr(it->name, '/') : NULL;
+	if (slash != NULL)
+		name = arena_dup(a, slash + 1, strlen(slash + 1));
+	pthread_rwlock_unlock(&s->view_lock);
+	return name;
+}
+
+/*
+ * Sends node `dest` the records routed to it; true when all applied.
+ * *bits: the refusal's RPC_THROTTLE_* bits when the owner had no
+ * capacity for them, else 0.
+ */
 static bool
 send_to(node *n, uint32_t dest, const pending *pd, const uint32_t *to,
-    const bool *routed)
+    const bool *routed, uint32_t *bits)
 {
+	*bits = 0;
 	size_t k = 0;
 	for (size_t i = 0; i < pd->n; i++)
 		if (routed[i] && to[i] == dest)
@@ -896,10 +987,14 @@ send_to(node *n, uint32_t dest, const pending *pd, const uint32_t *to,
 	if (dest == n->index) {
 		index_apply_serve(n, &req, &a, &resp);
 		ok = resp.code == KV_OK;
+		if (resp.code == KV_THROTTLED)
+			*bits = resp.throttle | RPC_THROTTLE_WRITE;
 	} else {
 		kv_err rv = cluster_tell_ms(n, dest, &req, &a, &resp,
 		    REPL_CALL_MS);
 		ok = rv == KV_OK && resp.code == KV_OK;
+		if (rv == KV_OK && resp.code == KV_THROTTLED)
+			*bits = resp.throttle | RPC_THROTTLE_WRITE;
 		if (rv == KV_OK)
 			wire_response_fini(&resp);
 	}
@@ -908,20 +1003,6 @@ out:
 	free(blobs);
 	free(lens);
 	return ok;
-}
-
-/* The count of index id (added when missing; NULL when full). Needs
- * count_mu. */
-static struct index_count *
-count_of(index_state *s, uint32_t id)
-{
-	for (size_t i = 0; i < s->n_counts; i++)
-		if (s->counts[i].id == id)
-			return &s->counts[i];
-	if (s->n_counts == MAX_COUNTED)
-		return NULL;
-	s->counts[s->n_counts] = (struct index_count) { .id = id };
-	return &s->counts[s->n_counts++];
 }
 
 void
@@ -1063,19 +1144,25 @@ repl_index(node *n, uint32_t id, bool *failed)
 		done[i] = true;
 		atomic_fetch_add(&s->records_dropped, 1);
 	}
+	uint32_t pressure = 0;
 	for (size_t i = 0; i < usable; i++) {
 		if (!routed[i] || sent[to[i]])
 			continue;
 		sent[to[i]] = true;
-		bool ok = send_to(n, to[i], &pd, to, routed);
+		uint32_t bits;
+		bool ok = send_to(n, to[i], &pd, to, routed, &bits);
+		pressure |= bits;
 		for (size_t j = i; j < usable; j++)
 			if (routed[j] && to[j] == to[i])
 				done[j] = ok;
 		if (ok)
 			continue;
 		*failed = true;
-		atomic_fetch_add(&s->send_failures, 1);
+		if (bits == 0)
+			atomic_fetch_add(&s->send_failures, 1);
 	}
+	if (usable > 0)
+		note_pressure(s, id, pressure);
 	size_t nd = 0;
 	for (size_t i = 0; i < pd.n; i++)
 		nd += done[i];

@@ -97,7 +97,22 @@ void index_kick(node *n);
  */
 void index_count(node *n, const store_batch *b, int sign);
 
-/* RPC_INDEX_APPLY: apply a batch of outbox records (blobs). */
+/*
+ * index_pressed reports whether one of the outbox records in b is for an
+ * index whose owners refused records for want of write capacity in the
+ * last second (the replicator keeps trying): the write that would add
+ * it must be throttled instead (DynamoDB throttles a table's writes when
+ * a GSI cannot take them). *index_id and *bits (RPC_THROTTLE_*) say
+ * which and why.
+ */
+bool index_pressed(node *n, const store_batch *b, uint32_t *index_id,
+    uint32_t *bits);
+
+/* index_name_of returns the name of the index whose table is index_id,
+ * in a, or NULL. */
+const char *index_name_of(node *n, uint32_t index_id, arena *a);
+
+/* RPC_INDEX_APPLY: apply a batch of outbox records (subs). */
 void index_apply_serve(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);
 

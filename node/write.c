@@ -328,10 +328,17 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 		rec = NULL;
 	} else {
 		if (indexed != NULL) {
+			uint32_t iid, bits;
 			resp->code = index_outbox(n, indexed, p->epoch, old_v,
 			    new_v, a, &b);
 			if (resp->code != KV_OK)
 				goto unlock;
+			if (index_pressed(n, &b, &iid, &bits)) {
+				resp->code = KV_THROTTLED;
+				resp->throttle = bits | RPC_THROTTLE_INDEX;
+				resp->message = index_name_of(n, iid, a);
+				goto unlock;
+			}
 			kick = b.n > 0;
 		}
 		resp->code = write_item(n, p, req->key, req->key_len, rec,

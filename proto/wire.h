@@ -139,6 +139,8 @@ typedef enum rpc_reason {
 #define RPC_THROTTLE_PROVISIONED 2u /* the table's provisioned share binds;
                                      * else the partition's ceiling */
 #define RPC_THROTTLE_TABLE_PROVISIONED 4u /* the table is PROVISIONED */
+#define RPC_THROTTLE_INDEX 8u /* a global index of the table cannot take
+                               * the write (resp.message: the index) */
 
 typedef enum rpc_return {
 	RPC_RETURN_NONE = 0,

@@ -130,19 +130,38 @@ errors_table_arn(char *buf, size_t len, const char *region,
  */
 void
 errors_throttled(reply *r, uint32_t throttle, const char *table_name,
-    const char *region)
+    const char *index, const char *region)
 {
-	char arn[512], reason[96];
+	char arn[768], reason[96];
 	bool write = (throttle & RPC_THROTTLE_WRITE) != 0;
 	bool prov = (throttle & RPC_THROTTLE_TABLE_PROVISIONED) != 0;
+	bool on_index = (throttle & RPC_THROTTLE_INDEX) != 0;
 
 	errors_table_arn(arn, sizeof(arn), region, table_name);
-	snprintf(reason, sizeof(reason), "Table%s%s", write ? "Write" : "Read",
+	if (on_index) {
+		size_t l = strlen(arn);
+		snprintf(arn + l, sizeof(arn) - l, "/index/%s",
+		    index != NULL ? index : "");
+	}
+	snprintf(reason, sizeof(reason), "%s%s%s", on_index ? "Index" :
+	    "Table", write ? "Write" : "Read",
 	    (throttle & RPC_THROTTLE_PROVISIONED) != 0 ?
 	    "ProvisionedThroughputExceeded" : "KeyRangeThroughputExceeded");
 	json_t *extra = json_pack("{s:[{s:s,s:s}]}", "ThrottlingReasons",
 	    "reason", reason, "resource", arn);
-	if (prov)
+	if (on_index && prov)
+		errors_reply_with(r, ERR_PROVISIONED_EXCEEDED, extra,
+		    "The level of configured provisioned throughput for one or "
+		    "more global secondary indexes of the table was exceeded. "
+		    "Consider increasing your provisioning level for the "
+		    "under-provisioned global secondary indexes with the "
+		    "UpdateTable API.");
+	else if (on_index)
+		errors_reply_with(r, ERR_THROTTLING, extra,
+		    "Throughput exceeds the current capacity for one or more "
+		    "global secondary indexes. DynamoDB is automatically "
+		    "scaling your index so please try again shortly.");
+	else if (prov)
 		errors_reply_with(r, ERR_PROVISIONED_EXCEEDED, extra,
 		    "The level of configured provisioned throughput for the "
 		    "table was exceeded. Consider increasing your provisioning "

@@ -57,10 +57,13 @@ void errors_from_kv(reply *r, kv_err e);
  * table (for the ThrottlingReasons resource ARN), region the router's.
  * Provisioned tables get ProvisionedThroughputExceededException, on-demand
  * ones ThrottlingException, both HTTP 400 with DynamoDB's message and a
- * ThrottlingReasons list, so SDK retry policies back off and retry.
+ * ThrottlingReasons list, so SDK retry policies back off and retry. With
+ * RPC_THROTTLE_INDEX, a global index (named index) could not take the
+ * write: DynamoDB's messages for an index, and Index... reasons on the
+ * index's ARN.
  */
 void errors_throttled(reply *r, uint32_t throttle, const char *table_name,
-    const char *region);
+    const char *index, const char *region);
 
 /*
  * errors_table_arn writes the ARN DynamoDB gives table `name` in region

@@ -127,7 +127,8 @@ ops_item_answer(api_ctx *c, item_op *op, rpc_response *resp, reply *out)
 		return 1;
 	case KV_THROTTLED:
 		op->throttled = true;
-		errors_throttled(out, resp->throttle, op->table, c->region);
+		errors_throttled(out, resp->throttle, op->table,
+		    resp->message, c->region);
 		wire_response_fini(resp);
 		return 0;
 	default:

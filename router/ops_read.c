@@ -34,14 +34,15 @@
 /*
  * Answers a page that could not be read. A throttled partition fails the
  * whole request, as in DynamoDB (whatever other partitions already read
- * stays charged to them).
+ * stays charged to them); on an index (index not NULL), the index's.
  */
 static void
-page_failed(api_ctx *c, const page *pg, const char *table_name, kv_err rv,
-    reply *out)
+page_failed(api_ctx *c, const page *pg, const char *table_name,
+    const char *index, kv_err rv, reply *out)
 {
 	if (rv == KV_THROTTLED)
-		errors_throttled(out, pg->throttle, table_name, c->region);
+		errors_throttled(out, pg->throttle | (index != NULL ?
+		    RPC_THROTTLE_INDEX : 0), table_name, index, c->region);
 	else
 		errors_from_kv(out, rv);
 }
@@ -773,7 +774,7 @@ ops_query_answer(api_ctx *c, query_req *q, kv_err rv, rpc_response *resp,
 	}
 	if (rv != KV_OK) {
 		jtext_fini(&pg.items);
-		page_failed(c, &pg, q->tname, rv, out);
+		page_failed(c, &pg, q->tname, q->r.index, rv, out);
 		return 0;
 	}
 	route_read_lock();
@@ -972,7 +973,7 @@ ops_read_scan(api_ctx *c, json_t *body, reply *out)
 		}
 		if (rv != KV_OK) {
 			jtext_fini(&pg.items);
-			page_failed(c, &pg, tname, rv, out);
+			page_failed(c, &pg, tname, r.index, rv, out);
 			return;
 		}
 		route_read_lock();

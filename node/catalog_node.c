@@ -481,6 +481,22 @@ catalog_node_update(node *n, const rpc_request *req, arena *a,
 		t->decreases_today = today + 1;
 	}
 	t->status = TABLE_UPDATING;
+	/*
+	 * The global indexes follow the table's billing mode: on demand,
+	 * they lose their units; provisioned, they take the units the
+	 * router sent for each of them just before (RPC_INDEX_THROUGHPUT).
+	 */
+	for (size_t i = 0; i < c->n_tables; i++) {
+		table *it = &c->tables[i];
+		if (it->base_id != t->id || it->billing == want->billing)
+			continue;
+		it->billing = want->billing;
+		if (!to_prov)
+			it->rcu = it->wcu = 0;
+		it->billing_changed_ms = now;
+		if (it->status == TABLE_ACTIVE)
+			it->status = TABLE_UPDATING;
+	}
 	if ((resp->code = catalog_copy_out(t, resp)) != KV_OK)
 		goto out;
 	if ((resp->code = catalog_publish_locked(n, c, NULL)) == KV_OK)
@@ -630,6 +646,9 @@ catalog_node_index(node *n, const rpc_request *req, arena *a,
 		}
 		it->rcu = d->rcu;
 		it->wcu = d->wcu;
+		/* Units are given ahead of a switch to PROVISIONED too. */
+		if (d->rcu > 0 || d->wcu > 0)
+			it->billing = BILLING_PROVISIONED;
 		it->last_increase_ms = catalog_now_ms();
 		it->status = TABLE_UPDATING;
 		break;

@@ -49,11 +49,14 @@ def make_indexed(ddb, name, billing="PAY_PER_REQUEST"):
     ]
     kw = {}
     if billing == "PROVISIONED":
-        kw["ProvisionedThroughput"] = {"ReadCapacityUnits": 100,
-                                       "WriteCapacityUnits": 100}
+        # Enough for the tests' bursts on one index partition: an index
+        # short of capacity holds its table's writes back (test_gsi_
+        # pressure.py).
+        kw["ProvisionedThroughput"] = {"ReadCapacityUnits": 1000,
+                                       "WriteCapacityUnits": 1000}
         for g in gsis:
-            g["ProvisionedThroughput"] = {"ReadCapacityUnits": 100,
-                                          "WriteCapacityUnits": 100}
+            g["ProvisionedThroughput"] = {"ReadCapacityUnits": 1000,
+                                          "WriteCapacityUnits": 1000}
     ddb.create_table(
         TableName=name, BillingMode=billing,
         AttributeDefinitions=[

@@ -1164,18 +1164,30 @@ def _client(endpoint, region):
                       max_pool_connections=4))
 
 
+def gsi(name, pk, sk):
+    return {"IndexName": name,
+            "KeySchema": [{"AttributeName": pk, "KeyType": "HASH"},
+                          {"AttributeName": sk, "KeyType": "RANGE"}],
+            "Projection": {"ProjectionType": "ALL"}}
+
+
 def create_table(client, table, timeout=60.0):
-    """PK/SK strings, on demand. GSI1/GSI2 are left out: the cluster does
-    not create indexes yet; the items carry their key attributes anyway."""
+    """PK/SK strings, on demand, with the overloaded GSI1 (customers'
+    orders, sellers' products) and GSI2 (the pick-up point queue), both
+    projecting ALL. The promo-code index is left out: the seed adds it
+    to the loaded table (UpdateTable, backfill)."""
     from botocore.exceptions import ClientError
     try:
         client.create_table(
             TableName=table, BillingMode="PAY_PER_REQUEST",
             AttributeDefinitions=[
-                {"AttributeName": "PK", "AttributeType": "S"},
-                {"AttributeName": "SK", "AttributeType": "S"}],
+                {"AttributeName": a, "AttributeType": "S"}
+                for a in ("PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK",
+                          "GSI2SK")],
             KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"},
-                       {"AttributeName": "SK", "KeyType": "RANGE"}])
+                       {"AttributeName": "SK", "KeyType": "RANGE"}],
+            GlobalSecondaryIndexes=[gsi("GSI1", "GSI1PK", "GSI1SK"),
+                                    gsi("GSI2", "GSI2PK", "GSI2SK")])
     except ClientError as e:
         if e.response["Error"]["Code"] != "ResourceInUseException":
             raise
@@ -1183,7 +1195,9 @@ def create_table(client, table, timeout=60.0):
     deadline = time.monotonic() + timeout
     while True:
         d = client.describe_table(TableName=table)["Table"]
-        if d["TableStatus"] == "ACTIVE":
+        if d["TableStatus"] == "ACTIVE" and all(
+                g["IndexStatus"] == "ACTIVE"
+                for g in d.get("GlobalSecondaryIndexes", [])):
             return d
         if time.monotonic() > deadline:
             raise RuntimeError("table %s still %s after %.0f s"

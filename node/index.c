@@ -324,10 +324,11 @@ same_bytes(const uint8_t *x, size_t xl, const uint8_t *y, size_t yl)
 	return xl == yl && memcmp(x, y, xl) == 0;
 }
 
-/* index_outbox for one global index d of t. */
+/* index_outbox for one global index d of t; its cost in *half. */
 static kv_err
 outbox_one(node *n, const table *t, const index_def *d, uint64_t epoch,
-    const value *old, const value *cur, arena *a, store_batch *b)
+    const value *old, const value *cur, arena *a, store_batch *b,
+    uint64_t *half)
 {
 	kv_err rv;
 	uint8_t *ok = NULL, *nk = NULL;
@@ -340,22 +341,26 @@ outbox_one(node *n, const table *t, const index_def *d, uint64_t epoch,
 	}
 	bool had = ok != NULL, has = nk != NULL;
 	bool moved = had && (!has || !same_bytes(ok, okl, nk, nkl));
+	*half = 0;
+	if (had)
+		rv = project(t, d, old, a, &op);
 	if (rv == KV_OK && has) {
 		rv = project(t, d, cur, a, &np);
-		bool same = false;
-		if (rv == KV_OK && had && !moved &&
-		    (rv = project(t, d, old, a, &op)) == KV_OK)
-			same = value_equal(&op, &np);
+		bool same = rv == KV_OK && had && !moved &&
+		    value_equal(&op, &np);
 		if (rv == KV_OK && !same) {
 			uint8_t *kc = (uint8_t *) arena_dup(a, nk, nkl);
 			rv = kc == NULL ? KV_ENOMEM : add_record(n->gsi,
 			    d->table_id, epoch, kc, nkl, &np, a, b);
+			*half += 2 * capacity_write_units(had && !moved ?
+			    item_size(&op) : 0, item_size(&np));
 		}
 	}
 	if (rv == KV_OK && moved) {
 		uint8_t *kc = (uint8_t *) arena_dup(a, ok, okl);
 		rv = kc == NULL ? KV_ENOMEM : add_record(n->gsi,
 		    d->table_id, epoch, kc, okl, NULL, a, b);
+		*half += 2 * capacity_write_units(item_size(&op), 0);
 	}
 	free(ok);
 	free(nk);
@@ -364,15 +369,46 @@ outbox_one(node *n, const table *t, const index_def *d, uint64_t epoch,
 
 kv_err
 index_outbox(node *n, const table *t, uint64_t epoch, const value *old,
-    const value *cur, arena *a, store_batch *b)
+    const value *cur, arena *a, store_batch *b, index_units *u, size_t *n_u)
 {
 	kv_err rv = KV_OK;
+	if (n_u != NULL)
+		*n_u = 0;
 	for (size_t i = 0; rv == KV_OK && i < t->n_indexes; i++) {
 		const index_def *d = &t->indexes[i];
-		if (!d->local && d->table_id != 0)
-			rv = outbox_one(n, t, d, epoch, old, cur, a, b);
+		uint64_t half;
+		if (d->local || d->table_id == 0)
+			continue;
+		rv = outbox_one(n, t, d, epoch, old, cur, a, b, &half);
+		if (rv == KV_OK && u != NULL && half > 0)
+			u[(*n_u)++] = (index_units) { d->table_id, half };
 	}
 	return rv;
+}
+
+kv_err
+index_units_answer(arena *a, const index_units *u, size_t n,
+    rpc_response *resp)
+{
+	if (n == 0)
+		return KV_OK;
+	const uint8_t **blobs = arena_alloc(a, n * sizeof(*blobs));
+	size_t *lens = arena_alloc(a, n * sizeof(*lens));
+	if (blobs == NULL || lens == NULL)
+		return KV_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t *w = arena_alloc(a, RPC_INDEX_UNITS_LEN);
+		if (w == NULL)
+			return KV_ENOMEM;
+		bytes_put_le32(w, u[i].index_id);
+		bytes_put_le64(w + 4, u[i].half);
+		blobs[i] = w;
+		lens[i] = RPC_INDEX_UNITS_LEN;
+	}
+	resp->blobs = blobs;
+	resp->blob_lens = lens;
+	resp->n_blobs = n;
+	return KV_OK;
 }
 
 void
@@ -660,8 +696,8 @@ fill_chunk(node *n, fill *f, uint32_t id, uint64_t epoch, uint8_t **from,
 			continue;
 		if (codec_decode(&a, c.vals[i] + at, c.vls[i] - at, &item) !=
 		    KV_OK || item.type != VAL_M ||
-		    outbox_one(n, t, d, p->epoch, NULL, &item, &a, &b) !=
-		    KV_OK)
+		    outbox_one(n, t, d, p->epoch, NULL, &item, &a, &b,
+		    &(uint64_t) { 0 }) != KV_OK)
 			goto unlock;
 	}
 	if (b.n > 0 && store_write(n->st, &b) != KV_OK)

@@ -79,13 +79,33 @@ void index_view_unlock(node *n);
 bool index_check(const table *t, const value *item, char *msg,
     size_t msglen);
 
+/* What a write costs one global index: half write units (core/capacity.h). */
+typedef struct index_units {
+	uint32_t index_id; /* the index's table */
+	uint64_t half;
+} index_units;
+
+
 /*
  * index_outbox adds to b the outbox records for a write of t's item from
  * old (NULL: none) to cur (NULL: deleted) on a partition at epoch, in a
- * (keys and values live there). KV_OK or KV_ENOMEM.
+ * (keys and values live there). When u is not NULL, u[0..*n_u) gets what
+ * the write costs each index it changes (u has room for t->n_indexes):
+ * an entry added or removed costs its projected size, one changed in
+ * place the larger of its two sizes, and a key that changes both a
+ * delete and a put, as DynamoDB counts. KV_OK or KV_ENOMEM.
  */
 kv_err index_outbox(node *n, const table *t, uint64_t epoch,
-    const value *old, const value *cur, arena *a, store_batch *b);
+    const value *old, const value *cur, arena *a, store_batch *b,
+    index_units *u, size_t *n_u);
+
+/*
+ * index_units_answer puts u[0..n) in resp's blobs (RPC_INDEX_UNITS_LEN bytes
+ * each: the index's table id, then the half units, little-endian), for
+ * the router's ConsumedCapacity. KV_OK or KV_ENOMEM.
+ */
+kv_err index_units_answer(arena *a, const index_units *u, size_t n,
+    rpc_response *resp);
 
 /* index_kick tells the replicator that records were written. */
 void index_kick(node *n);

@@ -329,8 +329,13 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 	} else {
 		if (indexed != NULL) {
 			uint32_t iid, bits;
-			resp->code = index_outbox(n, indexed, p->epoch, old_v,
-			    new_v, a, &b);
+			index_units *u = arena_alloc(a, (indexed->n_indexes +
+			    1) * sizeof(*u));
+			size_t nu = 0;
+			resp->code = u == NULL ? KV_ENOMEM : index_outbox(n,
+			    indexed, p->epoch, old_v, new_v, a, &b, u, &nu);
+			if (resp->code == KV_OK)
+				resp->code = index_units_answer(a, u, nu, resp);
 			if (resp->code != KV_OK)
 				goto unlock;
 			if (index_pressed(n, &b, &iid, &bits)) {

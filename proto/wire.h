@@ -78,6 +78,13 @@ typedef enum rpc_op {
 	                          * answers what is done (node/index.h) */
 } rpc_op;
 
+/*
+ * A write to a table with global indexes answers, in resp.blobs, what it
+ * cost each index it changed: RPC_INDEX_UNITS_LEN bytes each, the
+ * index's table id (u32) and half write units (u64), little-endian.
+ */
+#define RPC_INDEX_UNITS_LEN 12
+
 /* RPC_INDEX_UPDATE's change (rpc_request.limit). */
 #define RPC_INDEX_CREATE 1
 #define RPC_INDEX_DELETE 2

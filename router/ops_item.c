@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "bytes.h"
 #include "capacity.h"
 #include "codec.h"
 #include "conn.h"
@@ -384,9 +385,35 @@ reply_write(api_ctx *c, const item_op *op, rpc_response *resp, reply *out)
 		errors_from_kv(out, KV_ENOMEM);
 		return;
 	}
-	/* The larger of the old and new item, in 1 KB steps. */
-	req_consumed_text(&t, op->capacity, op->table,
-	    2 * capacity_write_units(resp->old_size, resp->new_size));
+	/* The larger of the old and new item, in 1 KB steps; and what the
+	 * write cost each global index, by the node's count. */
+	uint64_t base = 2 * capacity_write_units(resp->old_size,
+	    resp->new_size);
+	size_t n = 0;
+	const char **names = arena_alloc(c->a, (resp->n_blobs + 1) *
+	    sizeof(*names));
+	uint64_t *ihalf = arena_alloc(c->a, (resp->n_blobs + 1) *
+	    sizeof(*ihalf));
+	if (op->capacity != NULL && resp->n_blobs > 0 && names != NULL &&
+	    ihalf != NULL) {
+		route_read_lock();
+		for (size_t i = 0; i < resp->n_blobs; i++) {
+			if (resp->blob_lens[i] != RPC_INDEX_UNITS_LEN)
+				continue;
+			const table *it = table_find_id(route_current(c->r),
+			    bytes_get_le32(resp->blobs[i]));
+			const char *slash = it != NULL ? strchr(it->name, '/') :
+			    NULL;
+			if (slash == NULL)
+				continue;
+			names[n] = arena_dup(c->a, slash + 1, strlen(slash + 1));
+			ihalf[n] = bytes_get_le64(resp->blobs[i] + 4);
+			n += names[n] != NULL;
+		}
+		route_read_unlock();
+	}
+	req_consumed_indexes(&t, op->capacity, op->table, base, names, ihalf,
+	    n);
 	jtext_lit(&t, "}");
 	api_reply_text(out, &t);
 }

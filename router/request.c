@@ -295,6 +295,33 @@ req_consumed_text(jtext *t, const char *mode, const char *name,
 }
 
 void
+req_consumed_indexes(jtext *t, const char *mode, const char *name,
+    uint64_t half, const char *const *names, const uint64_t *ihalf,
+    size_t n)
+{
+	uint64_t total = half;
+	if (mode == NULL)
+		return;
+	for (size_t i = 0; i < n; i++)
+		total += ihalf[i];
+	json_t *cc = json_pack("{s:s,s:f}", "TableName", name,
+	    "CapacityUnits", capacity_to_double(total));
+	if (cc != NULL && strcmp(mode, "INDEXES") == 0) {
+		json_object_set_new(cc, "Table", json_pack("{s:f}",
+		    "CapacityUnits", capacity_to_double(half)));
+		json_t *g = n > 0 ? json_object() : NULL;
+		for (size_t i = 0; g != NULL && i < n; i++)
+			json_object_set_new(g, names[i], json_pack("{s:f}",
+			    "CapacityUnits", capacity_to_double(ihalf[i])));
+		if (g != NULL)
+			json_object_set_new(cc, "GlobalSecondaryIndexes", g);
+	}
+	jtext_member(t, "ConsumedCapacity");
+	jtext_json(t, cc);
+	json_decref(cc);
+}
+
+void
 req_table_missing(reply *out)
 {
 	errors_reply(out, ERR_RESOURCE_NOT_FOUND,

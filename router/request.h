@@ -85,6 +85,16 @@ void req_consumed_text(jtext *t, const char *mode, const char *name,
     uint64_t half);
 
 /*
+ * req_consumed_indexes is req_consumed_text for a write that also cost
+ * global indexes names[0..n) ihalf[i] half units each: CapacityUnits is
+ * the sum (DynamoDB counts a table's index writes in its total), and
+ * INDEXES adds the Table share and a GlobalSecondaryIndexes map.
+ */
+void req_consumed_indexes(jtext *t, const char *mode, const char *name,
+    uint64_t half, const char *const *names, const uint64_t *ihalf,
+    size_t n);
+
+/*
  * req_table_missing fills *out with ResourceNotFoundException for a data
  * plane request on a missing table.
  */

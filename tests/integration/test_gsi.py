@@ -493,3 +493,36 @@ def test_replication_survives_a_kill(cluster, ddb, unique, victim):
 
     run_writes_through(ddb, cluster, name, fault)
     until_converged(ddb, name, timeout=30)
+
+
+def test_consumed_capacity_counts_index_writes(ddb, unique):
+    """A write's ConsumedCapacity counts what it cost each index: TOTAL
+    the sum, INDEXES the table's share and each index's (an entry added
+    costs its projected size in 1 KB steps; a changed index key a delete
+    and a put; an index the write does not change nothing)."""
+    name = "gsicap-" + unique
+    make_indexed(ddb, name)
+    big = "x" * 1500  # in the table's item, not in either projection
+    r = ddb.put_item(TableName=name, Item={
+        "pk": S("a"), "sk": N(1), "owner": S("ann"), "at": N(1),
+        "tag": S("red"), "body": S(big)}, ReturnConsumedCapacity="INDEXES")
+    cc = r["ConsumedCapacity"]
+    assert cc["Table"] == {"CapacityUnits": 2.0}
+    assert cc["GlobalSecondaryIndexes"] == {
+        "by_owner": {"CapacityUnits": 1.0}, "by_tag": {"CapacityUnits": 1.0}}
+    assert cc["CapacityUnits"] == 4.0
+    # The owner changes: by_owner pays a delete and a put; by_tag's
+    # projection (keys only) is unchanged: nothing.
+    r = ddb.update_item(TableName=name, Key={"pk": S("a"), "sk": N(1)},
+                        UpdateExpression="SET #o = :o",
+                        ExpressionAttributeNames={"#o": "owner"},
+                        ExpressionAttributeValues={":o": S("bob")},
+                        ReturnConsumedCapacity="INDEXES")
+    cc = r["ConsumedCapacity"]
+    assert cc["GlobalSecondaryIndexes"] == {
+        "by_owner": {"CapacityUnits": 2.0}}
+    assert cc["CapacityUnits"] == 4.0
+    r = ddb.delete_item(TableName=name, Key={"pk": S("a"), "sk": N(1)},
+                        ReturnConsumedCapacity="TOTAL")
+    assert r["ConsumedCapacity"] == {"TableName": name,
+                                     "CapacityUnits": 4.0}

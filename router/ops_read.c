@@ -281,9 +281,17 @@ reply_page(const read_req *r, const table *t, const table *qt, page *pg,
 		jtext_member(j, "LastEvaluatedKey");
 		write_key(j, qt, t, &pg->last);
 	}
-	/* One page: its bytes read are rounded up to 4 KB once. */
-	req_consumed_text(j, r->capacity, t->name,
-	    capacity_read_half_units(pg->read_bytes, r->consistent));
+	/* One page: its bytes read are rounded up to 4 KB once; on an
+	 * index, they are the index's (the table itself reads nothing). */
+	uint64_t half = capacity_read_half_units(pg->read_bytes,
+	    r->consistent);
+	if (qt != t) {
+		const char *names[1] = { r->index };
+		req_consumed_indexes(j, r->capacity, t->name, 0, names, &half,
+		    1);
+	} else {
+		req_consumed_text(j, r->capacity, t->name, half);
+	}
 	jtext_lit(j, "}");
 	api_reply_text(out, j);
 }

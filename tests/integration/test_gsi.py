@@ -526,3 +526,24 @@ def test_consumed_capacity_counts_index_writes(ddb, unique):
                         ReturnConsumedCapacity="TOTAL")
     assert r["ConsumedCapacity"] == {"TableName": name,
                                      "CapacityUnits": 4.0}
+
+
+def test_consumed_capacity_of_an_index_read(ddb, unique):
+    name = "gsiread-" + unique
+    make_indexed(ddb, name)
+    ddb.put_item(TableName=name, Item={
+        "pk": S("a"), "sk": N(1), "owner": S("ann"), "at": N(1)})
+    until_converged(ddb, name)
+    r = ddb.query(TableName=name, IndexName="by_owner",
+                  KeyConditionExpression="#o = :o",
+                  ExpressionAttributeNames={"#o": "owner"},
+                  ExpressionAttributeValues={":o": S("ann")},
+                  ReturnConsumedCapacity="INDEXES")
+    assert r["ConsumedCapacity"] == {
+        "TableName": name, "CapacityUnits": 0.5,
+        "Table": {"CapacityUnits": 0.0},
+        "GlobalSecondaryIndexes": {"by_owner": {"CapacityUnits": 0.5}}}
+    r = ddb.scan(TableName=name, IndexName="by_tag",
+                 ReturnConsumedCapacity="TOTAL")
+    assert r["ConsumedCapacity"] == {"TableName": name,
+                                     "CapacityUnits": 0.5}

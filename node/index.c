@@ -42,7 +42,7 @@
 #define MAX_COUNTED 256 /* indexes whose pending records are counted */
 #define PRESSURE_US 1000000 /* a refusal holds base writes back this long */
 #define REC_HEAD 25           /* the fixed part of a record's value */
-#define ROUTE_HEAD 12         /* partition id and epoch before it */
+#define ROUTE_HEAD INDEX_ROUTE_LEN /* partition id and epoch first */
 #define REPL_MAX_RECORDS RPC_MULTI_MAX /* records per round: one RPC's most */
 #define REPL_MAX_BYTES (1u << 20)
 #define REPL_IDLE_MS 100      /* wait for a kick at most this long */
@@ -289,21 +289,16 @@ next_number(index_state *s)
 	return want;
 }
 
-/* Adds one record (item NULL: a delete) to b, its bytes in a. */
-static kv_err
-add_record(index_state *s, uint32_t index_id, uint64_t epoch,
-    const uint8_t *key, size_t kl, const value *item, arena *a,
-    store_batch *b)
+uint8_t *
+index_record_encode(arena *a, uint32_t index_id, uint64_t epoch,
+    uint64_t num, const uint8_t *key, size_t kl, const value *item,
+    size_t *len)
 {
 	size_t il = item != NULL ? codec_size(item) : 0;
 	size_t vl = REC_HEAD + kl + (item != NULL ? 4 + il : 0);
-	uint8_t *k = arena_alloc(a, OUTBOX_KEY_LEN), *v = arena_alloc(a, vl);
-	if (k == NULL || v == NULL)
-		return KV_ENOMEM;
-	uint64_t num = next_number(s);
-	memcpy(k, outbox_lo, sizeof(outbox_lo));
-	bytes_put_be32(k + 5, index_id);
-	bytes_put_be64(k + 9, num);
+	uint8_t *v = arena_alloc(a, vl);
+	if (v == NULL)
+		return NULL;
 	bytes_put_le32(v, index_id);
 	bytes_put_le64(v + 4, epoch);
 	bytes_put_le64(v + 12, num);
@@ -314,6 +309,26 @@ add_record(index_state *s, uint32_t index_id, uint64_t epoch,
 		bytes_put_le32(v + REC_HEAD + kl, (uint32_t) item_size(item));
 		codec_write(item, v + REC_HEAD + kl + 4);
 	}
+	*len = vl;
+	return v;
+}
+
+/* Adds one record (item NULL: a delete) to b, its bytes in a. */
+static kv_err
+add_record(index_state *s, uint32_t index_id, uint64_t epoch,
+    const uint8_t *key, size_t kl, const value *item, arena *a,
+    store_batch *b)
+{
+	size_t vl;
+	uint64_t num = next_number(s);
+	uint8_t *k = arena_alloc(a, OUTBOX_KEY_LEN);
+	uint8_t *v = index_record_encode(a, index_id, epoch, num, key, kl,
+	    item, &vl);
+	if (k == NULL || v == NULL)
+		return KV_ENOMEM;
+	memcpy(k, outbox_lo, sizeof(outbox_lo));
+	bytes_put_be32(k + 5, index_id);
+	bytes_put_be64(k + 9, num);
 	atomic_fetch_add(&s->records_written, 1);
 	return store_batch_add(b, STORE_PUT, k, OUTBOX_KEY_LEN, v, vl);
 }

@@ -107,6 +107,20 @@ kv_err index_outbox(node *n, const table *t, uint64_t epoch,
 kv_err index_units_answer(arena *a, const index_units *u, size_t n,
     rpc_response *resp);
 
+/*
+ * index_record_encode returns, in a, an outbox record's value (index.c
+ * gives the layout): a put of item under entry key key[0..kl) of index
+ * table index_id (item NULL: a delete), at version (epoch, num); its
+ * length in *len. NULL without memory. Sent to an index node, a record
+ * is preceded by INDEX_ROUTE_LEN bytes: the partition id (u32) and
+ * epoch (u64) it was routed to, little-endian. For the writes' records
+ * and the unit tests.
+ */
+uint8_t *index_record_encode(arena *a, uint32_t index_id, uint64_t epoch,
+    uint64_t num, const uint8_t *key, size_t kl, const value *item,
+    size_t *len);
+#define INDEX_ROUTE_LEN 12
+
 /* index_kick tells the replicator that records were written. */
 void index_kick(node *n);
 

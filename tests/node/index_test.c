@@ -1,0 +1,235 @@
+/*
+ * index_test.c — global index entries on a node (node/index.h): records
+ * apply in version order whatever order they arrive in, a delete leaves
+ * a tombstone that an older put cannot cross and that reads do not see,
+ * a batch with one record for a partition the node does not hold at that
+ * epoch applies none, and a write to a table with an index reaches the
+ * index through the outbox and the replicator (all on this one node).
+ *
+ * Table T (id 1) holds the entries of an index; T2 (id 2) is its base
+ * table in the end-to-end test.
+ */
+#include <time.h>
+#include <unistd.h>
+
+#include "bytes.h"
+#include "index.h"
+#include "verbs_fixture.h"
+
+static void
+index_setup(void)
+{
+	setup();
+	cr_assert_eq(index_open(N), KV_OK);
+	cr_assert_eq(assign(&T), KV_OK);
+}
+
+static void
+index_teardown(void)
+{
+	index_close(N);
+	teardown();
+}
+
+TestSuite(index, .init = index_setup, .fini = index_teardown);
+
+/* A routed record for it's key in T: a put of it (NULL: a delete). */
+static const uint8_t *
+record(const itm *it, bool put, uint64_t epoch, uint64_t num, size_t *len)
+{
+	size_t vl;
+	uint8_t *v = index_record_encode(&A, T.id, epoch, num, it->key,
+	    it->key_len, put ? &it->v : NULL, &vl);
+	uint8_t *r = arena_alloc(&A, INDEX_ROUTE_LEN + vl);
+	cr_assert(v != NULL && r != NULL);
+	bytes_put_le32(r, it->part);
+	bytes_put_le64(r + 4, epoch_of(it));
+	memcpy(r + INDEX_ROUTE_LEN, v, vl);
+	*len = INDEX_ROUTE_LEN + vl;
+	return r;
+}
+
+static kv_err
+apply(const uint8_t **recs, size_t *lens, size_t n)
+{
+	rpc_request req = { .op = RPC_INDEX_APPLY, .subs = recs,
+	    .sub_lens = lens, .n_subs = n };
+	return call(&req).code;
+}
+
+static kv_err
+apply_one(const itm *it, bool put, uint64_t epoch, uint64_t num)
+{
+	size_t len;
+	const uint8_t *r = record(it, put, epoch, num, &len);
+	return apply(&r, &len, 1);
+}
+
+/* The items a RANGE of every partition of t returns, their data
+ * attribute in out[] (NULL when absent); returns how many. */
+static size_t
+entries(const table *t, const char **out, size_t max)
+{
+	size_t n = 0;
+	for (size_t p = 0; p < t->n_parts; p++) {
+		uint8_t lo[KEYENC_PREFIX];
+		keyenc_range_prefix(t->id, t->parts[p].lo, lo);
+		rpc_request req = { .op = RPC_RANGE, .table_id = t->id,
+		    .part = t->parts[p].id, .epoch = t->parts[p].epoch,
+		    .range_lo = lo, .range_lo_len = sizeof(lo) };
+		rpc_response r = call(&req);
+		cr_assert_eq(r.code, KV_OK);
+		for (size_t i = 0; i < r.n_items && n < max; i++) {
+			value v;
+			cr_assert_eq(codec_decode(&A, r.items[i],
+			    r.item_lens[i], &v), KV_OK);
+			const value *d = item_attr(&v, "data", 4);
+			out[n++] = d != NULL ? arena_dup(&A, d->u.bytes,
+			    d->len) : NULL;
+		}
+	}
+	return n;
+}
+
+static uint64_t
+items_of(const table *t)
+{
+	rpc_request req = { .op = RPC_STATS, .table_id = t->id };
+	rpc_response r = call(&req);
+	uint64_t n = 0;
+	cr_assert_eq(r.code, KV_OK);
+	for (size_t i = 0; i < r.n_stats; i++)
+		n += r.stats[i].items;
+	return n;
+}
+
+Test(index, records_apply_in_version_order)
+{
+	itm v10, v5, v15, v2;
+	const char *got[4];
+	make_itm(&v10, &T, "k", "ten");
+	make_itm(&v5, &T, "k", "five");
+	make_itm(&v15, &T, "k", "fifteen");
+	make_itm(&v2, &T, "k", "epoch two");
+
+	cr_assert_eq(apply_one(&v10, true, 1, 10), KV_OK);
+	cr_assert_eq(apply_one(&v5, true, 1, 5), KV_OK); /* older: skipped */
+	cr_assert_eq(entries(&T, got, 4), 1);
+	cr_assert_str_eq(got[0], "ten");
+	cr_assert_eq(items_of(&T), 1);
+	/* Applying the same record again changes nothing. */
+	cr_assert_eq(apply_one(&v10, true, 1, 10), KV_OK);
+	cr_assert_eq(items_of(&T), 1);
+
+	/* A delete leaves a tombstone: gone from reads and counts, and an
+	 * older put that arrives after it stays out. */
+	cr_assert_eq(apply_one(&v10, false, 1, 20), KV_OK);
+	cr_assert_eq(entries(&T, got, 4), 0);
+	cr_assert_eq(items_of(&T), 0);
+	cr_assert_eq(apply_one(&v15, true, 1, 15), KV_OK);
+	cr_assert_eq(entries(&T, got, 4), 0);
+
+	/* A higher epoch outranks any number of a lower one. */
+	cr_assert_eq(apply_one(&v2, true, 2, 1), KV_OK);
+	cr_assert_eq(entries(&T, got, 4), 1);
+	cr_assert_str_eq(got[0], "epoch two");
+	cr_assert_eq(items_of(&T), 1);
+	itm_fini(&v10);
+	itm_fini(&v5);
+	itm_fini(&v15);
+	itm_fini(&v2);
+}
+
+Test(index, a_batch_with_a_stale_route_applies_nothing)
+{
+	itm a, b;
+	const char *got[4];
+	size_t lens[2];
+	make_itm(&a, &T, "a", "A");
+	make_itm(&b, &T, "b", "B");
+	const uint8_t *recs[2] = { record(&a, true, 1, 1, &lens[0]),
+	    record(&b, true, 1, 2, &lens[1]) };
+	/* b's record names an epoch its partition does not have. */
+	bytes_put_le64((uint8_t *) recs[1] + 4, epoch_of(&b) + 1);
+	cr_assert_eq(apply(recs, lens, 2), KV_STALE_ROUTE);
+	cr_assert_eq(entries(&T, got, 4), 0);
+	/* Routed right, both apply. */
+	bytes_put_le64((uint8_t *) recs[1] + 4, epoch_of(&b));
+	cr_assert_eq(apply(recs, lens, 2), KV_OK);
+	cr_assert_eq(entries(&T, got, 4), 2);
+	itm_fini(&a);
+	itm_fini(&b);
+}
+
+Test(index, a_malformed_record_is_refused)
+{
+	uint8_t junk[30] = { 0 };
+	const uint8_t *r = junk;
+	size_t len = sizeof(junk);
+	cr_assert_eq(apply(&r, &len, 1), KV_PROTO);
+}
+
+/* T2 with one global index on `data` (ALL) whose entries are in T. */
+static catalog *
+view_with_index(void)
+{
+	catalog *c = calloc(1, sizeof(*c));
+	cr_assert_not_null(c);
+	c->version = 1;
+	c->next_table_id = 3;
+	c->n_tables = 2;
+	c->tables = calloc(2, sizeof(table));
+	cr_assert_eq(table_copy(&T, &c->tables[0]), KV_OK);
+	cr_assert_eq(table_copy(&T2, &c->tables[1]), KV_OK);
+	table *ix = &c->tables[0], *base = &c->tables[1];
+	free(ix->hash.name);
+	ix->hash.name = strdup("data");
+	ix->base_id = base->id;
+	base->n_indexes = 1;
+	base->indexes = calloc(1, sizeof(index_def));
+	base->indexes[0].name = strdup("by_data");
+	base->indexes[0].table_id = ix->id;
+	base->indexes[0].hash.name = strdup("data");
+	base->indexes[0].hash.type = VAL_S;
+	base->indexes[0].projection = PROJECT_ALL;
+	return c;
+}
+
+Test(index, a_write_reaches_its_index_through_the_outbox)
+{
+	itm it, bare;
+	const char *got[4];
+	cr_assert_eq(assign(&T2), KV_OK);
+	index_view_install(N, view_with_index());
+	make_itm(&it, &T2, "item", "indexed");
+	make_itm(&bare, &T2, "bare", NULL); /* no index key: sparse */
+	cr_assert_eq(put(&it, RPC_RETURN_NONE).code, KV_OK);
+	cr_assert_eq(put(&bare, RPC_RETURN_NONE).code, KV_OK);
+	size_t n = 0;
+	for (int i = 0; i < 200 && (n = entries(&T, got, 4)) == 0; i++)
+		usleep(10 * 1000);
+	cr_assert_eq(n, 1, "the entry did not arrive in 2 s");
+	cr_assert_str_eq(got[0], "indexed");
+	/* The item deleted: its entry goes. */
+	rpc_request del = item_req(RPC_DELETE, &it, epoch_of(&it),
+	    RPC_RETURN_NONE);
+	cr_assert_eq(call(&del).code, KV_OK);
+	for (int i = 0; i < 200 && entries(&T, got, 4) != 0; i++)
+		usleep(10 * 1000);
+	cr_assert_eq(entries(&T, got, 4), 0);
+	itm_fini(&it);
+	itm_fini(&bare);
+}
+
+Test(index, no_view_no_write_to_an_indexed_node)
+{
+	itm it;
+	cr_assert_eq(assign(&T2), KV_OK);
+	make_itm(&it, &T2, "item", "x");
+	/* The node has no view of the catalog yet: it cannot know the
+	 * table's indexes, so the write waits (the router retries). */
+	cr_assert_eq(put(&it, RPC_RETURN_NONE).code, KV_STALE_ROUTE);
+	index_view_install(N, view_with_index());
+	cr_assert_eq(put(&it, RPC_RETURN_NONE).code, KV_OK);
+	itm_fini(&it);
+}

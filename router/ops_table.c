@@ -133,9 +133,11 @@ describe_indexes(api_ctx *c, const table *t, bool with_counts,
 		int backfilling = -1;
 		if (d->local) {
 			/* in its base table's partitions */
-		} else if (!have && t->status != TABLE_ACTIVE &&
-		    t->status != TABLE_UPDATING) {
-			/* Created or deleted with its table. */
+		} else if (t->status == TABLE_CREATING ||
+		    t->status == TABLE_DELETING) {
+			/* Created or deleted with its table, which the
+			 * answer shows as it was (the index's own table may
+			 * already be ahead of it). */
 			status = t->status == TABLE_DELETING ? "DELETING" :
 			    "CREATING";
 		} else if (!have) {

@@ -209,6 +209,20 @@ catalog_node_get(node *n, const rpc_request *req, arena *a,
 }
 
 /*
+ * Answers with table t of the changed catalog *c and publishes *c, which
+ * becomes the catalog's (*c NULL) when that worked; resp->code says how
+ * it went. Needs mu.
+ */
+static void
+answer_publish_locked(node *n, catalog **c, const table *t,
+    rpc_response *resp)
+{
+	if ((resp->code = catalog_copy_out(t, resp)) == KV_OK &&
+	    (resp->code = catalog_publish_locked(n, *c, NULL)) == KV_OK)
+		*c = NULL;
+}
+
+/*
  * Inserts an owned copy of src into c, keeping the tables sorted by name
  * for catalog_find; its position in *at. KV_TABLE_EXISTS when c holds
  * the name, KV_ENOMEM.
@@ -331,10 +345,7 @@ catalog_node_create(node *n, const rpc_request *req, arena *a,
 		    d.table_id;
 	}
 	table *t = catalog_find_mut(c, want->name);
-	if ((resp->code = catalog_copy_out(t, resp)) != KV_OK)
-		goto out;
-	if ((resp->code = catalog_publish_locked(n, c, NULL)) == KV_OK)
-		c = NULL;
+	answer_publish_locked(n, &c, t, resp);
 out:
 	pthread_mutex_unlock(&n->cat->mu);
 	catalog_free(c);
@@ -394,10 +405,7 @@ catalog_node_delete(node *n, const rpc_request *req, arena *a,
 	for (size_t i = 0; i < c->n_tables; i++)
 		if (c->tables[i].base_id == t->id)
 			c->tables[i].status = TABLE_DELETING;
-	if ((resp->code = catalog_copy_out(t, resp)) != KV_OK)
-		goto out;
-	if ((resp->code = catalog_publish_locked(n, c, NULL)) == KV_OK)
-		c = NULL;
+	answer_publish_locked(n, &c, t, resp);
 out:
 	pthread_mutex_unlock(&n->cat->mu);
 	catalog_free(c);
@@ -497,10 +505,7 @@ catalog_node_update(node *n, const rpc_request *req, arena *a,
 		if (it->status == TABLE_ACTIVE)
 			it->status = TABLE_UPDATING;
 	}
-	if ((resp->code = catalog_copy_out(t, resp)) != KV_OK)
-		goto out;
-	if ((resp->code = catalog_publish_locked(n, c, NULL)) == KV_OK)
-		c = NULL;
+	answer_publish_locked(n, &c, t, resp);
 out:
 	pthread_mutex_unlock(&n->cat->mu);
 	catalog_free(c);
@@ -658,10 +663,7 @@ catalog_node_index(node *n, const rpc_request *req, arena *a,
 		goto out;
 	}
 	t = (table *) table_find_id(c, base_id);
-	if ((resp->code = catalog_copy_out(t, resp)) != KV_OK)
-		goto out;
-	if ((resp->code = catalog_publish_locked(n, c, NULL)) == KV_OK)
-		c = NULL;
+	answer_publish_locked(n, &c, t, resp);
 out:
 	pthread_mutex_unlock(&n->cat->mu);
 	catalog_free(c);

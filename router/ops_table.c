@@ -482,6 +482,23 @@ ops_table_create(api_ctx *c, json_t *body, reply *out)
 	wire_response_fini(&resp);
 }
 
+/*
+ * stub_table makes *t a borrowed table that names `name` for a change
+ * request to the catalog node, with the key and billing mode every table
+ * on the wire must have (the catalog node reads only what the change
+ * needs).
+ */
+static void
+stub_table(table *t, const char *name, billing_mode billing)
+{
+	memset(t, 0, sizeof(*t));
+	t->name = (char *) name;
+	t->uuid = (char *) "";
+	t->hash.name = (char *) "";
+	t->hash.type = VAL_S;
+	t->billing = billing;
+}
+
 /* Reads and checks TableName for the control-plane operations. */
 static bool
 control_table_name(json_t *body, const char **name, reply *out)
@@ -711,14 +728,8 @@ send_index_change(api_ctx *c, const char *name, billing_mode billing,
 	key_def defs[2];
 	table t;
 
-	memset(&t, 0, sizeof(t));
-	t.name = (char *) name;
-	t.uuid = (char *) "";
-	/* Only the name and the index count; the wire wants a key and a
-	 * billing mode. */
-	t.hash.name = (char *) "";
-	t.hash.type = VAL_S;
-	t.billing = billing;
+	/* Only the name and the index count. */
+	stub_table(&t, name, billing);
 	if (ch->kind == INDEX_CHANGE_CREATE) {
 		/*
 		 * The definitions of the new keys only: DynamoDB keeps no
@@ -942,14 +953,8 @@ ops_table_update(api_ctx *c, json_t *body, reply *out)
 	}
 	if (table_change) {
 		table t;
-		memset(&t, 0, sizeof(t));
-		t.name = (char *) name;
-		t.uuid = (char *) "";
-		/* Only the name, billing and units count; the wire wants a
-		 * key. */
-		t.hash.name = (char *) "";
-		t.hash.type = VAL_S;
-		t.billing = want;
+		/* Only the name, billing and units count. */
+		stub_table(&t, name, want);
 		t.rcu = (uint64_t) rcu;
 		t.wcu = (uint64_t) wcu;
 		rpc_request req = { .op = RPC_UPDATE_TABLE, .table = &t };

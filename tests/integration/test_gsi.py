@@ -547,3 +547,27 @@ def test_consumed_capacity_of_an_index_read(ddb, unique):
                  ReturnConsumedCapacity="TOTAL")
     assert r["ConsumedCapacity"] == {"TableName": name,
                                      "CapacityUnits": 0.5}
+
+
+@pytest.mark.processes
+def test_replication_survives_moves_and_splits(cluster, ddb, unique):
+    """While writes run: a base partition moves (its outbox stays on the
+    old owner, the new owner's records outrank it by epoch), an index
+    partition moves and another splits (records routed to the old owner
+    are refused and sent again to the new one). The indexes end equal
+    to their table."""
+    name = "gsimove-" + unique
+    make_indexed(ddb, name)
+
+    def fault():
+        base = cluster.table_map(name)[0]
+        cluster.admin("partition", "move", name, base["id"],
+                      (base["node"] + 1) % cluster.n_nodes)
+        ix = cluster.table_map(name + "/by_owner")
+        cluster.admin("partition", "move", name + "/by_owner", ix[0]["id"],
+                      (ix[0]["node"] + 1) % cluster.n_nodes)
+        cluster.admin("partition", "split", name + "/by_owner", ix[1]["id"])
+
+    run_writes_through(ddb, cluster, name, fault, seconds=6.0)
+    until_converged(ddb, name, timeout=30)
+    assert len(cluster.table_map(name + "/by_owner")) == 5

@@ -41,9 +41,10 @@
 #define OUTBOX_KEY_LEN 17
 #define MAX_COUNTED 256 /* indexes whose pending records are counted */
 #define PRESSURE_US 1000000 /* a refusal holds base writes back this long */
+#define SWEEP_US 5000000 /* the replicator's look at the whole outbox */
 #define REC_HEAD 25           /* the fixed part of a record's value */
 #define ROUTE_HEAD INDEX_ROUTE_LEN /* partition id and epoch first */
-#define REPL_MAX_RECORDS RPC_MULTI_MAX /* records per round: one RPC's most */
+#define REPL_MAX_RECORDS RPC_INDEX_APPLY_MAX /* per round: one RPC's most */
 #define REPL_MAX_BYTES (1u << 20)
 #define REPL_IDLE_MS 100      /* wait for a kick at most this long */
 #define REPL_RETRY_MS 50      /* after a failed send */
@@ -62,6 +63,7 @@ typedef struct fill {
 	} *done;            /* partitions filled, at that epoch */
 	size_t n_done, cap;
 	bool running;       /* its thread has not ended */
+	uint64_t end_num;   /* the outbox number when it last ended */
 	bool joinable;      /* a thread to join */
 	pthread_t thread;
 	node *n;
@@ -80,6 +82,7 @@ typedef struct index_state {
 	_Atomic uint64_t records_written, records_sent, records_dropped;
 	_Atomic uint64_t applied, stale_skipped, send_failures;
 	_Atomic uint64_t filled;        /* items given records by fills */
+	int64_t swept_us; /* the replicator's last look at the whole outbox */
 	/* Records waiting per index, and the number of the oldest at the
 	 * replicator's last look (0: none), guarded by count_mu. */
 	pthread_mutex_t count_mu;
@@ -91,6 +94,11 @@ typedef struct index_state {
 		 * until then, with the refusal's RPC_THROTTLE_* bits. */
 		int64_t pressed_until_us;
 		uint32_t pressed_bits;
+		/* The replicator's next read starts at this number: every
+		 * record before it is sent and deleted. Reading from the
+		 * start of the index would step over the deleted records'
+		 * tombstones, as many as the store has not compacted away. */
+		uint64_t cursor;
 	} counts[MAX_COUNTED];
 	size_t n_counts;
 	pthread_mutex_t fill_mu;        /* guards fills and their fields */
@@ -106,6 +114,20 @@ now_us(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* The count of index id (added when missing; NULL when full). Needs
+ * count_mu. */
+static struct index_count *
+count_of(index_state *s, uint32_t id)
+{
+	for (size_t i = 0; i < s->n_counts; i++)
+		if (s->counts[i].id == id)
+			return &s->counts[i];
+	if (s->n_counts == MAX_COUNTED)
+		return NULL;
+	s->counts[s->n_counts] = (struct index_count) { .id = id };
+	return &s->counts[s->n_counts++];
 }
 
 /* ---- the view ---- */
@@ -797,6 +819,7 @@ fill_run(void *arg)
 	}
 	free(todo);
 	pthread_mutex_lock(&s->fill_mu);
+	f->end_num = atomic_load(&s->clock);
 	f->running = false;
 	pthread_mutex_unlock(&s->fill_mu);
 	return NULL;
@@ -839,8 +862,21 @@ index_backfill_serve(node *n, const rpc_request *req, arena *a,
 		    p->epoch))
 			all = false;
 	}
+	/*
+	 * Filled means applied too: the index is not ACTIVE while records
+	 * of the fill still wait here (the replicator's last look found
+	 * none, or only later ones).
+	 */
+	bool sent = false;
+	if (all) {
+		pthread_mutex_lock(&s->count_mu);
+		struct index_count *c = count_of(s, req->part);
+		sent = c == NULL || c->pending <= 0 ||
+		    (c->oldest != 0 && c->oldest > f->end_num);
+		pthread_mutex_unlock(&s->count_mu);
+	}
 	resp->code = f == NULL ? KV_ENOMEM : KV_OK;
-	resp->found = all;
+	resp->found = all && sent;
 	if (f != NULL && !all && !f->running) {
 		if (f->joinable)
 			pthread_join(f->thread, NULL);
@@ -936,19 +972,6 @@ delete_done(node *n, const pending *pd, const bool *done)
 	return rv;
 }
 
-/* The count of index id (added when missing; NULL when full). Needs
- * count_mu. */
-static struct index_count *
-count_of(index_state *s, uint32_t id)
-{
-	for (size_t i = 0; i < s->n_counts; i++)
-		if (s->counts[i].id == id)
-			return &s->counts[i];
-	if (s->n_counts == MAX_COUNTED)
-		return NULL;
-	s->counts[s->n_counts] = (struct index_count) { .id = id };
-	return &s->counts[s->n_counts++];
-}
 
 /* Notes that index id's owners refused its records for want of
  * capacity (bits: the refusal's RPC_THROTTLE_*), or took them (0). */
@@ -1122,15 +1145,16 @@ next_index(node *n, uint64_t from, uint32_t *id)
  * full batch went (there may be more), with *failed on a failure.
  */
 static bool
-repl_index(node *n, uint32_t id, bool *failed)
+repl_index(node *n, uint32_t id, uint64_t cursor, bool *failed)
 {
 	index_state *s = n->gsi;
 	pending pd = { 0 };
 	bool more = false;
-	uint8_t lo[9], hi[9];
+	uint8_t lo[OUTBOX_KEY_LEN], hi[9];
 	memcpy(lo, outbox_lo, sizeof(outbox_lo));
 	bytes_put_be32(lo + 5, id);
-	memcpy(hi, lo, sizeof(lo));
+	bytes_put_be64(lo + 9, cursor);
+	memcpy(hi, lo, sizeof(hi));
 	size_t hil = sizeof(hi);
 	if (id == UINT32_MAX) {
 		memcpy(hi, outbox_hi, sizeof(outbox_hi));
@@ -1214,13 +1238,28 @@ repl_index(node *n, uint32_t id, bool *failed)
 	}
 	if (usable > 0)
 		note_pressure(s, id, pressure);
-	size_t nd = 0;
-	for (size_t i = 0; i < pd.n; i++)
+	size_t nd = 0, first_left = pd.n;
+	for (size_t i = 0; i < pd.n; i++) {
 		nd += done[i];
-	if (delete_done(n, &pd, done) != KV_OK)
+		if (!done[i] && first_left == pd.n)
+			first_left = i;
+	}
+	if (delete_done(n, &pd, done) != KV_OK) {
 		*failed = true;
-	else if (!gone)
-		atomic_fetch_add(&s->records_sent, nd);
+	} else {
+		if (!gone)
+			atomic_fetch_add(&s->records_sent, nd);
+		/* The next read starts at the first record left, or after
+		 * the last one read. */
+		uint64_t next = first_left < pd.n ?
+		    bytes_get_be64(pd.keys[first_left] + 9) :
+		    bytes_get_be64(pd.keys[pd.n - 1] + 9) + 1;
+		pthread_mutex_lock(&s->count_mu);
+		struct index_count *c = count_of(s, id);
+		if (c != NULL)
+			c->cursor = next;
+		pthread_mutex_unlock(&s->count_mu);
+	}
 	more = nd == pd.n && (pd.n >= REPL_MAX_RECORDS ||
 	    pd.bytes >= REPL_MAX_BYTES);
 out:
@@ -1240,16 +1279,42 @@ out:
 static bool
 repl_round(node *n, bool *failed, bool *waiting)
 {
-	uint32_t id;
-	uint64_t from = 0;
+	index_state *s = n->gsi;
+	struct index_count todo[MAX_COUNTED];
+	size_t k = 0;
 	bool more = false;
 	*failed = *waiting = false;
-	while (next_index(n, from, &id)) {
+	/* Every index with records here is counted (index_count, and the
+	 * tally at start). */
+	int64_t now = now_us();
+	if (now - s->swept_us > SWEEP_US) {
+		/*
+		 * Now and then, look at the whole outbox for an index whose
+		 * records the counts missed (none should: a safety net, whose
+		 * cost is stepping over tombstones once in a while).
+		 */
+		uint32_t id;
+		uint64_t from = 0;
+		s->swept_us = now;
+		while (next_index(n, from, &id)) {
+			pthread_mutex_lock(&s->count_mu);
+			struct index_count *c = count_of(s, id);
+			if (c != NULL && c->pending <= 0)
+				c->pending = 1;
+			pthread_mutex_unlock(&s->count_mu);
+			from = (uint64_t) id + 1;
+		}
+	}
+	pthread_mutex_lock(&s->count_mu);
+	for (size_t i = 0; i < s->n_counts; i++)
+		if (s->counts[i].pending > 0)
+			todo[k++] = s->counts[i];
+	pthread_mutex_unlock(&s->count_mu);
+	for (size_t i = 0; i < k; i++) {
 		bool f = false;
-		more |= repl_index(n, id, &f);
+		more |= repl_index(n, todo[i].id, todo[i].cursor, &f);
 		*failed |= f;
 		*waiting = true;
-		from = (uint64_t) id + 1;
 	}
 	return more;
 }

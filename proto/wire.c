@@ -427,12 +427,12 @@ bytes_from_pb(arena *a, const ProtobufCBinaryData *pb, size_t n,
 	return KV_OK;
 }
 
-/* A MULTI's sub-messages (at most RPC_MULTI_MAX), as bytes_from_pb. */
+/* A MULTI's sub-messages (at most max), as bytes_from_pb. */
 static kv_err
-subs_from_pb(arena *a, const ProtobufCBinaryData *pb, size_t n,
+subs_from_pb(arena *a, const ProtobufCBinaryData *pb, size_t n, size_t max,
     const uint8_t ***p, size_t **lens, size_t *count)
 {
-	if (n > RPC_MULTI_MAX)
+	if (n > max)
 		return KV_PROTO;
 	kv_err rv = bytes_from_pb(a, pb, n, true, p, lens);
 	if (rv == KV_OK)
@@ -620,8 +620,9 @@ wire_unpack_request(const uint8_t *buf, size_t len, arena *a,
 	}
 	r->min_version = pb->min_version;
 	r->node = pb->node;
-	if ((rv = subs_from_pb(a, pb->subs, pb->n_subs, &r->subs,
-	    &r->sub_lens, &r->n_subs)) != KV_OK)
+	if ((rv = subs_from_pb(a, pb->subs, pb->n_subs,
+	    pb->op == RPC_INDEX_APPLY ? RPC_INDEX_APPLY_MAX : RPC_MULTI_MAX,
+	    &r->subs, &r->sub_lens, &r->n_subs)) != KV_OK)
 		goto out;
 	r->move_id = pb->move_id;
 	r->reason = pb->reason;
@@ -790,8 +791,8 @@ wire_unpack_response(const uint8_t *buf, size_t len, arena *a,
 	    &r->item_lens)) != KV_OK)
 		goto out;
 	r->n_items = pb->n_items;
-	if ((rv = subs_from_pb(a, pb->subs, pb->n_subs, &r->subs,
-	    &r->sub_lens, &r->n_subs)) != KV_OK)
+	if ((rv = subs_from_pb(a, pb->subs, pb->n_subs, RPC_MULTI_MAX,
+	    &r->subs, &r->sub_lens, &r->n_subs)) != KV_OK)
 		goto out;
 	if ((rv = bytes_from_pb(a, pb->blobs, pb->n_blobs, false, &r->blobs,
 	    &r->blob_lens)) != KV_OK)

@@ -140,6 +140,8 @@ typedef enum rpc_reason {
 
 /* The most requests one MULTI carries (a BatchGetItem's 100 keys). */
 #define RPC_MULTI_MAX 100
+/* The most records one INDEX_APPLY carries (node/index.c). */
+#define RPC_INDEX_APPLY_MAX 1000
 
 /* Why a request was throttled (rpc_response.throttle, with KV_THROTTLED). */
 #define RPC_THROTTLE_WRITE 1u       /* the write bucket; else the read one */

@@ -50,6 +50,11 @@ failed request or a p99 during the move over 5x the one before
 (chaos/bench/move.py; JSON in .kv/bench/move.json by default). With
 --move-rate R (2000 requests/s), --move-before S (30) and --move-after S
 (5) for the load, --move-store-rounds N (3) for the store's rate.
+--gsi [--vs dynalite] [--gsi-fill-items N]: PutItem into a table without
+indexes and one with two GSIs (each write moving its entries in both),
+alternating rounds, the replication lag sampled while the indexed puts
+run at full speed, and the fill of a new GSI on N items (200,000)
+(chaos/bench/gsi.py; JSON in .kv/bench/gsi.json by default).
 """
 
 import argparse
@@ -367,6 +372,8 @@ def main():
     ap.add_argument("--changes", type=int, default=300)
     ap.add_argument("--memory", type=int, nargs="?", const=1000000,
                     default=None, metavar="ITEMS")
+    ap.add_argument("--gsi", action="store_true")
+    ap.add_argument("--gsi-fill-items", type=int, default=200000)
     ap.add_argument("--move", action="store_true")
     ap.add_argument("--move-mb", type=int, default=1024)
     ap.add_argument("--move-rate", type=int, default=2000)
@@ -377,7 +384,8 @@ def main():
     args = ap.parse_args()
     if args.json is None:
         args.json = os.path.join(REPO, ".kv", "bench", "move.json"
-                                 if args.move else "latest.json")
+                                 if args.move else "gsi.json" if args.gsi
+                                 else "latest.json")
     args.workloads_given = any(a.startswith("--workloads")
                                for a in sys.argv[1:])
     build = os.environ.get("KV_BUILD") or os.path.join(REPO, "build")
@@ -407,6 +415,10 @@ def main():
         if args.move:
             import move
             return move.bench_move(args, kvload)
+        if args.gsi:
+            import gsi
+            return gsi.bench_gsi(args, kvload, start_cluster,
+                                 start_dynalite, LIFTED, Alone)
         return bench(args, names)
     finally:
         for p in args.procs:

@@ -42,6 +42,8 @@ static const char usage[] =
     "  --hot-share S            Zipf with theta solved so key 0 gets share S\n"
     "  --shard-hot K            write key 0 as K keys P0#0..P0#K-1\n"
     "  --item-size BYTES        length of the v pad (default 150)\n"
+    "  --index-keys             puts also set g1 (S, 256 values) and g2\n"
+    "                           (N, fresh), keys for two global indexes\n"
     "  --seed N                 random seed (default 1)\n"
     "  --no-check               count every 200 as right, skip table checks\n"
     "Load\n"
@@ -83,6 +85,7 @@ enum {
 	OPT_RAMP,
 	OPT_CSV,
 	OPT_LATENCIES,
+	OPT_INDEX_KEYS,
 	OPT_JSON,
 	OPT_ALLOW_ERRORS,
 	OPT_SERVE_NULL,
@@ -114,6 +117,7 @@ static const struct option options[] = {
 	{ "ramp", required_argument, NULL, OPT_RAMP },
 	{ "csv", required_argument, NULL, OPT_CSV },
 	{ "latencies", required_argument, NULL, OPT_LATENCIES },
+	{ "index-keys", no_argument, NULL, OPT_INDEX_KEYS },
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "allow-errors", no_argument, NULL, OPT_ALLOW_ERRORS },
 	{ "serve-null", required_argument, NULL, OPT_SERVE_NULL },
@@ -452,6 +456,9 @@ parse(int argc, char **argv, cli *c, run_opts *o)
 			break;
 		case OPT_LATENCIES:
 			o->lat = optarg;
+			break;
+		case OPT_INDEX_KEYS:
+			o->index_keys = true;
 			break;
 		case OPT_JSON:
 			o->json = optarg;

@@ -765,6 +765,7 @@ run_main(const run_opts *o)
 	if (workload_init(&r.w, o->kind, o->table, o->prefix, o->item_size,
 	    &o->dist, o->seed, o->check) != KV_OK)
 		goto out;
+	r.w.index_keys = o->index_keys;
 	r.slots = calloc(o->connections, sizeof(slot));
 	if (r.slots == NULL)
 		goto out;

@@ -32,6 +32,7 @@ typedef struct run_opts {
 	const char *dist_spec;       /* as given, for the summary */
 	const char *prefix;
 	size_t item_size;
+	bool index_keys;             /* --index-keys (workload.h) */
 	uint64_t seed;
 	size_t connections;
 	double duration;             /* seconds; 0: no run, INFINITY: none */

@@ -216,6 +216,15 @@ workload_request(workload *w, workload_op op, workload_req *req,
 			    "\"v\":{\"S\":\"%s\"}}}",
 			    w->table, req->key, req->sk, w->pad);
 		}
+		if (w->index_keys) {
+			uint64_t n = w->seq++;
+			return http_buf_printf(body,
+			    "{\"TableName\":\"%s\",\"Item\":{\"pk\":{\"S\":"
+			    "\"%s\"},\"g1\":{\"S\":\"b%u\"},\"g2\":{\"N\":"
+			    "\"%" PRIu64 "\"},\"v\":{\"S\":\"%s\"}}}",
+			    w->table, req->key, (unsigned) (n % 256), n,
+			    w->pad);
+		}
 		return http_buf_printf(body,
 		    "{\"TableName\":\"%s\",\"Item\":{\"pk\":{\"S\":\"%s\"},"
 		    "\"v\":{\"S\":\"%s\"}}}",

@@ -84,6 +84,10 @@ typedef struct workload {
 	zipf_rng op_rng;  /* which operation */
 	zipf_rng key_rng; /* which key, and the other choices */
 	uint64_t seq;     /* fresh pads and new sort keys */
+	/* --index-keys: a put also sets g1 (S, one of 256 buckets) and g2
+	 * (N, a fresh number), which change on every write: keys for two
+	 * global indexes, each write moving its entries. */
+	bool index_keys;
 	char *pad;        /* owned: item_size bytes and a NUL */
 } workload;
 

@@ -1,0 +1,260 @@
+"""gsi.py — ./kv bench --gsi: what global secondary indexes cost.
+
+On a fresh cluster of its own (three nodes, the ceilings lifted, as
+./kv bench runs) and, with --vs dynalite, on dynalite in the same run
+(dynalite maintains its indexes synchronously, in the request):
+
+ 1. PutItem, closed loop, --connections connections, --seconds per run,
+    --rounds rounds alternating, into two tables of the same shape: one
+    without indexes and one with two GSIs (by_bucket: g1 HASH, g2 RANGE,
+    projection ALL; by_seq: g2 HASH, KEYS_ONLY). kv-load --index-keys
+    gives every write a new g1 and g2, so that each write moves its
+    entry in both indexes (a delete and a put in each: four index
+    records per write, the heavy case). Items: 150-byte pad, 10,000 keys.
+ 2. Replication lag while the indexed puts run at full speed: every
+    100 ms the bench reads each node's kv_index_outbox_oldest_seconds
+    (the age of the oldest record still waiting, per index) and keeps
+    the largest; it reports their median, p99 and maximum, and the time
+    the outboxes take to drain after the load stops.
+ 3. Backfill: a table of --gsi-fill-items items (kv-load --load, 150
+    bytes each) gets a GSI by UpdateTable; the time from the call to
+    ACTIVE gives items/s.
+
+Targets (issue: secondary indexes): PutItem with two GSIs at least 5x
+dynalite's (with the same indexes) and at least 50 % of our own PutItem
+without indexes; replication lag p99 under 100 ms while the indexed
+PutItem runs at full speed. The verdict line says which hold; exit
+status 1 when one does not. JSON in .kv/bench/gsi.json by default.
+"""
+
+import json
+import os
+import statistics
+import threading
+import time
+import urllib.request
+
+TABLES = {"plain": False, "indexed": True}
+KEYS = 10000
+LAG_LIMIT_S = 0.100
+PUT_RATIO = 0.5      # indexed / plain, ours
+VS_RATIO = 5.0       # indexed ours / indexed dynalite
+
+
+def client(url):
+    import boto3
+    from botocore.config import Config
+    return boto3.client(
+        "dynamodb", endpoint_url=url, region_name="us-east-1",
+        aws_access_key_id="bench", aws_secret_access_key="bench",
+        config=Config(retries={"mode": "standard", "max_attempts": 5}))
+
+
+def gsis():
+    return [
+        {"IndexName": "by_bucket",
+         "KeySchema": [{"AttributeName": "g1", "KeyType": "HASH"},
+                       {"AttributeName": "g2", "KeyType": "RANGE"}],
+         "Projection": {"ProjectionType": "ALL"}},
+        {"IndexName": "by_seq",
+         "KeySchema": [{"AttributeName": "g2", "KeyType": "HASH"}],
+         "Projection": {"ProjectionType": "KEYS_ONLY"}},
+    ]
+
+
+def create(url, name, indexed):
+    c = client(url)
+    kw = {}
+    defs = [{"AttributeName": "pk", "AttributeType": "S"}]
+    if indexed:
+        defs += [{"AttributeName": "g1", "AttributeType": "S"},
+                 {"AttributeName": "g2", "AttributeType": "N"}]
+        kw["GlobalSecondaryIndexes"] = gsis()
+    c.create_table(TableName=name, BillingMode="PAY_PER_REQUEST",
+                   AttributeDefinitions=defs,
+                   KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                   **kw)
+    wait_active(c, name, 60)
+
+
+def wait_active(c, name, timeout):
+    end = time.monotonic() + timeout
+    while True:
+        t = c.describe_table(TableName=name)["Table"]
+        if t["TableStatus"] == "ACTIVE" and all(
+                g.get("IndexStatus") == "ACTIVE"
+                for g in t.get("GlobalSecondaryIndexes", [])):
+            return
+        if time.monotonic() > end:
+            raise RuntimeError("%s not ACTIVE in %d s" % (name, timeout))
+        time.sleep(0.05)
+
+
+def oldest_lag(urls):
+    """The largest kv_index_outbox_oldest_seconds over the nodes."""
+    worst = 0.0
+    for url in urls:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            for line in r.read().decode().splitlines():
+                if line.startswith("kv_index_outbox_oldest_seconds{"):
+                    worst = max(worst, float(line.split()[-1]))
+    return worst
+
+
+def waiting(urls):
+    n = 0.0
+    for url in urls:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            for line in r.read().decode().splitlines():
+                if line.startswith("kv_index_outbox_records{"):
+                    n += float(line.split()[-1])
+    return n
+
+
+class LagSampler:
+    """Samples oldest_lag every 100 ms on a thread while a run lasts."""
+
+    def __init__(self, urls):
+        self.urls, self.samples = urls, []
+        self.stop = threading.Event()
+        self.t = threading.Thread(target=self.run)
+
+    def run(self):
+        while not self.stop.is_set():
+            try:
+                self.samples.append(oldest_lag(self.urls))
+            except OSError:
+                pass
+            self.stop.wait(0.1)
+
+    def __enter__(self):
+        self.t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.t.join()
+
+
+def p99(xs):
+    xs = sorted(xs)
+    return xs[max(0, -(-99 * len(xs) // 100) - 1)] if xs else None
+
+
+def put_run(args, kvload, url, table):
+    s = kvload(args, url, [
+        "--table", table, "--workload", "put", "--keys", str(KEYS),
+        "--index-keys", "--connections", str(args.connections),
+        "--duration", str(args.seconds)])
+    if s.get("_failed"):
+        raise RuntimeError("kv-load put into %s at %s failed:\n%s" % (
+            table, url, s["_stdout"]))
+    return s["totals"]["ok_per_s"]
+
+
+def bench_gsi(args, kvload, start_cluster, start_dynalite, lifted, Alone):
+    kv = start_cluster(args, lifted, "kv")
+    kv_cluster = args.clusters[-1]
+    targets = [kv]
+    if args.vs == "dynalite":
+        targets.append(start_dynalite(args))
+    print("kv bench --gsi: %d cores; PutItem closed loop, %d connections, "
+          "%g s per run, %d rounds; tables without and with two GSIs; "
+          "targets: %s" % (os.cpu_count(), args.connections, args.seconds,
+                           args.rounds, ", ".join(t.name for t in targets)),
+          flush=True)
+    for t in targets:
+        for name, indexed in TABLES.items():
+            create(t.url, name, indexed)
+    rates = {t.name: {n: [] for n in TABLES} for t in targets}
+    lag, drain = [], []
+    for r in range(args.rounds):
+        for t in targets:
+            for name in TABLES:
+                with Alone(targets, t):
+                    if t is kv and name == "indexed":
+                        with LagSampler(kv_cluster.node_metrics) as ls:
+                            ops = put_run(args, kvload, t.url, name)
+                        lag += ls.samples
+                        t0 = time.monotonic()
+                        while waiting(kv_cluster.node_metrics) > 0 and \
+                                time.monotonic() - t0 < 60:
+                            time.sleep(0.01)
+                        drain.append(time.monotonic() - t0)
+                    else:
+                        ops = put_run(args, kvload, t.url, name)
+                rates[t.name][name].append(ops)
+                print("  round %d %-8s %-8s %9.0f PutItem/s" % (
+                    r + 1, t.name, name, ops), flush=True)
+    # Backfill.
+    fill = None
+    if args.gsi_fill_items > 0:
+        with Alone(targets, kv):
+            kvload(args, kv.url, [
+                "--table", "fill", "--create", "--load", "--workload", "get",
+                "--keys", str(args.gsi_fill_items), "--duration", "0"])
+            c = client(kv.url)
+            t0 = time.monotonic()
+            c.update_table(
+                TableName="fill",
+                AttributeDefinitions=[
+                    {"AttributeName": "v", "AttributeType": "S"}],
+                GlobalSecondaryIndexUpdates=[{"Create": {
+                    "IndexName": "by_v",
+                    "KeySchema": [{"AttributeName": "v", "KeyType": "HASH"}],
+                    "Projection": {"ProjectionType": "KEYS_ONLY"}}}])
+            wait_active(c, "fill", 3600)
+            secs = time.monotonic() - t0
+            fill = {"items": args.gsi_fill_items, "seconds": secs,
+                    "items_per_s": args.gsi_fill_items / secs}
+    med = dict((t, dict((n, statistics.median(v)) for n, v in by.items()))
+               for t, by in rates.items())
+    ours = med["kv"]["indexed"] / med["kv"]["plain"]
+    res = {
+        "when": time.strftime("%Y-%m-%d %H:%M:%S"), "cores": os.cpu_count(),
+        "connections": args.connections, "seconds": args.seconds,
+        "rounds": args.rounds, "rates": rates, "medians": med,
+        "indexed_over_plain": ours,
+        "lag_samples": len(lag),
+        "lag_median_s": statistics.median(lag) if lag else None,
+        "lag_p99_s": p99(lag), "lag_max_s": max(lag) if lag else None,
+        "drain_s": drain, "fill": fill,
+    }
+    print()
+    for t in med:
+        print("%-9s PutItem/s without indexes %9.0f, with two GSIs %9.0f "
+              "(%.2fx)" % (t, med[t]["plain"], med[t]["indexed"],
+                           med[t]["indexed"] / med[t]["plain"]))
+    why = []
+    if ours < PUT_RATIO:
+        why.append("with two GSIs %.2fx of without (target %.2f)" % (
+            ours, PUT_RATIO))
+    if "dynalite" in med:
+        vs = med["kv"]["indexed"] / med["dynalite"]["indexed"]
+        res["vs_dynalite"] = vs
+        print("kv / dynalite, with two GSIs: %.1fx" % vs)
+        if vs < VS_RATIO:
+            why.append("%.1fx dynalite (target %.0fx)" % (vs, VS_RATIO))
+    if lag:
+        print("replication lag (oldest record waiting, sampled every "
+              "100 ms): median %.1f ms, p99 %.1f ms, max %.1f ms; drained "
+              "in %s s after the load" % (
+                  1000 * res["lag_median_s"], 1000 * res["lag_p99_s"],
+                  1000 * res["lag_max_s"],
+                  ", ".join("%.2f" % d for d in drain)))
+        if res["lag_p99_s"] > LAG_LIMIT_S:
+            why.append("lag p99 %.0f ms (target %.0f ms)" % (
+                1000 * res["lag_p99_s"], 1000 * LAG_LIMIT_S))
+    if fill:
+        print("backfill: %d items in %.1f s: %.0f items/s" % (
+            fill["items"], fill["seconds"], fill["items_per_s"]))
+    res["why"] = why
+    res["verdict"] = "FAIL" if why else "PASS"
+    print("verdict: %s%s" % (res["verdict"], ": " + "; ".join(why)
+                             if why else ""))
+    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+    with open(args.json, "w") as f:
+        json.dump(res, f, indent=1)
+    return 1 if why else 0
+
+

@@ -950,28 +950,47 @@ pending_free(pending *pd)
 	memset(pd, 0, sizeof(*pd));
 }
 
-/* Deletes the outbox records marked in done. */
+/*
+ * Deletes the outbox records marked in done. When all are (the usual
+ * case), one range deletion covers them: every record between the first
+ * and the last is in pd, as they were read in one go.
+ */
 static kv_err
 delete_done(node *n, const pending *pd, const bool *done)
 {
 	store_batch b;
 	kv_err rv = KV_OK;
 	size_t k = 0;
+	uint8_t end[OUTBOX_KEY_LEN];
 	store_batch_init(&b);
-	for (size_t i = 0; i < pd->n && rv == KV_OK; i++)
-		if (done[i]) {
-			rv = store_batch_add(&b, STORE_DELETE, pd->keys[i],
-			    pd->kls[i], NULL, 0);
-			k++;
-		}
+	for (size_t i = 0; i < pd->n; i++)
+		k += done[i];
+	if (k == pd->n && k > 1 && pd->kls[k - 1] == OUTBOX_KEY_LEN &&
+	    bytes_get_be64(pd->keys[k - 1] + 9) < UINT64_MAX) {
+		memcpy(end, pd->keys[k - 1], OUTBOX_KEY_LEN);
+		bytes_put_be64(end + 9, bytes_get_be64(end + 9) + 1);
+		rv = store_batch_add(&b, STORE_DELETE_RANGE, pd->keys[0],
+		    pd->kls[0], end, sizeof(end));
+	} else {
+		for (size_t i = 0; i < pd->n && rv == KV_OK; i++)
+			if (done[i])
+				rv = store_batch_add(&b, STORE_DELETE,
+				    pd->keys[i], pd->kls[i], NULL, 0);
+	}
 	if (rv == KV_OK && k > 0)
 		rv = store_write(n->st, &b);
-	if (rv == KV_OK)
-		index_count(n, &b, -1);
+	if (rv == KV_OK && k > 0) {
+		index_state *s = n->gsi;
+		pthread_mutex_lock(&s->count_mu);
+		struct index_count *c = count_of(s,
+		    bytes_get_be32(pd->keys[0] + 5));
+		if (c != NULL)
+			c->pending -= (int64_t) k;
+		pthread_mutex_unlock(&s->count_mu);
+	}
 	store_batch_fini(&b);
 	return rv;
 }
-
 
 /* Notes that index id's owners refused its records for want of
  * capacity (bits: the refusal's RPC_THROTTLE_*), or took them (0). */
@@ -1459,8 +1478,8 @@ index_write_metrics(node *n, FILE *f)
 			continue;
 		fprintf(f, "kv_index_outbox_oldest_seconds{node=\"%u\","
 		    "index=\"%s\"} %.6f\n", n->index, it->name,
-		    counts[i].oldest != 0 ? (double) (now -
-		    (int64_t) counts[i].oldest) / 1e6 : 0.0);
+		    counts[i].oldest != 0 && counts[i].pending > 0 ?
+		    (double) (now - (int64_t) counts[i].oldest) / 1e6 : 0.0);
 	}
 	pthread_rwlock_unlock(&s->view_lock);
 	fprintf(f, "# HELP kv_index_records_total Index records: written to "

@@ -1099,17 +1099,12 @@ index_pressed(node *n, const store_batch *b, uint32_t *index_id,
 }
 
 const char *
-index_name_of(node *n, uint32_t index_id, arena *a)
+index_name_of_locked(node *n, uint32_t index_id, arena *a)
 {
-	index_state *s = n->gsi;
-	const char *name = NULL;
-	pthread_rwlock_rdlock(&s->view_lock);
-	const table *it = table_find_id(s->view, index_id);
+	const table *it = table_find_id(n->gsi->view, index_id);
 	const char *slash = it != NULL ? strchr(it->name, '/') : NULL;
-	if (slash != NULL)
-		name = arena_dup(a, slash + 1, strlen(slash + 1));
-	pthread_rwlock_unlock(&s->view_lock);
-	return name;
+	return slash != NULL ? arena_dup(a, slash + 1, strlen(slash + 1)) :
+	    NULL;
 }
 
 /*
@@ -1461,7 +1456,18 @@ index_open(node *n)
 	index_state *s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		return KV_ENOMEM;
-	pthread_rwlock_init(&s->view_lock, NULL);
+	/*
+	 * Writers first: a stream of writes to indexed tables, each holding
+	 * the view shared, must not keep a new catalog out for long. So no
+	 * thread may take it shared twice (a waiting writer would block the
+	 * second).
+	 */
+	pthread_rwlockattr_t attr;
+	pthread_rwlockattr_init(&attr);
+	pthread_rwlockattr_setkind_np(&attr,
+	    PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&s->view_lock, &attr);
+	pthread_rwlockattr_destroy(&attr);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_mutex_init(&s->fill_mu, NULL);
 	pthread_cond_init(&s->cv, NULL);

@@ -142,9 +142,9 @@ void index_count(node *n, const store_batch *b, int sign);
 bool index_pressed(node *n, const store_batch *b, uint32_t *index_id,
     uint32_t *bits);
 
-/* index_name_of returns the name of the index whose table is index_id,
- * in a, or NULL. */
-const char *index_name_of(node *n, uint32_t index_id, arena *a);
+/* index_name_of_locked returns the name of the index whose table is
+ * index_id, in a, or NULL; the caller holds the view (index_view_table). */
+const char *index_name_of_locked(node *n, uint32_t index_id, arena *a);
 
 /* RPC_INDEX_APPLY: apply a batch of outbox records (subs). */
 void index_apply_serve(node *n, const rpc_request *req, arena *a,

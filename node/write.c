@@ -341,7 +341,8 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 			if (index_pressed(n, &b, &iid, &bits)) {
 				resp->code = KV_THROTTLED;
 				resp->throttle = bits | RPC_THROTTLE_INDEX;
-				resp->message = index_name_of(n, iid, a);
+				resp->message = index_name_of_locked(n, iid,
+				    a);
 				goto unlock;
 			}
 			kick = b.n > 0;

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "capacity.h"
 #include "conn.h"
 #include "codec.h"
@@ -136,30 +137,98 @@ read_request_items(json_t *body, const char **mode, json_t **items,
 	return true;
 }
 
-/* Adds `half` units for table name to the per-table list in cc. */
+#define SLOT_INDEXES 20 /* DynamoDB's most GSIs per table */
+
+/* What became of one item of a batch. */
+typedef struct slot {
+	reply fail;    /* status 0: applied or read */
+	uint64_t half; /* capacity charged, in half units */
+	/* BatchWriteItem: what the write cost each global index (by the
+	 * index's table id; a table has at most SLOT_INDEXES). */
+	uint32_t iids[SLOT_INDEXES];
+	uint64_t ihalf[SLOT_INDEXES];
+	size_t n_ix;
+	json_t *item;  /* BatchGetItem: the item found, projected */
+	size_t bytes;  /* BatchGetItem: its size on the wire */
+	bool throttled; /* fail is a throttle answer: return it unprocessed */
+} slot;
+
+/* Adds `half` units at key name of object o. */
 static void
-charge(json_t *cc, const char *name, uint64_t half)
+add_units(json_t *o, const char *name, uint64_t half)
 {
-	json_t *e = json_object_get(cc, name);
+	json_t *e = json_object_get(o, name);
 	json_int_t prev = e != NULL ? json_integer_value(e) : 0;
-	json_object_set_new(cc, name, json_integer(prev + (json_int_t) half));
+	json_object_set_new(o, name, json_integer(prev + (json_int_t) half));
 }
 
-/* Renders the per-table charges as DynamoDB's ConsumedCapacity list. */
+/*
+ * Adds `half` units for table name to the per-table list in cc, and
+ * what it cost each of its global indexes (the slot's, if any) to
+ * cc's "indexes" member, per table and index.
+ */
+static void
+charge(api_ctx *c, json_t *cc, const char *name, uint64_t half,
+    const slot *sl)
+{
+	json_t *tables = json_object_get(cc, "tables");
+	add_units(tables, name, half);
+	if (sl == NULL || sl->n_ix == 0)
+		return;
+	route_read_lock();
+	for (size_t i = 0; i < sl->n_ix; i++) {
+		const table *it = table_find_id(route_current(c->r),
+		    sl->iids[i]);
+		const char *slash = it != NULL ? strchr(it->name, '/') : NULL;
+		if (slash == NULL)
+			continue;
+		json_t *ix = json_object_get(cc, "indexes");
+		json_t *t = json_object_get(ix, name);
+		if (t == NULL) {
+			t = json_object();
+			json_object_set_new(ix, name, t);
+		}
+		add_units(t, slash + 1, sl->ihalf[i]);
+	}
+	route_read_unlock();
+}
+
+/* The per-table charges, to be filled by charge(). */
+static json_t *
+charges_new(void)
+{
+	return json_pack("{s:o,s:o}", "tables", json_object(), "indexes",
+	    json_object());
+}
+
+/*
+ * Renders the per-table charges as DynamoDB's ConsumedCapacity list:
+ * a table's index writes count in its total, and INDEXES names them.
+ */
 static void
 consumed_list(json_t *j, const char *mode, json_t *cc)
 {
-	const char *name;
-	json_t *v;
+	const char *name, *iname;
+	json_t *v, *iv;
 	if (mode == NULL)
 		return;
 	json_t *list = json_array();
-	json_object_foreach(cc, name, v) {
-		json_t *one = json_object();
-		req_consumed(one, mode, name, (uint64_t) json_integer_value(v));
-		json_array_append(list,
-		    json_object_get(one, "ConsumedCapacity"));
-		json_decref(one);
+	json_object_foreach(json_object_get(cc, "tables"), name, v) {
+		json_t *ix = json_object_get(json_object_get(cc, "indexes"),
+		    name);
+		size_t n = 0, k = ix != NULL ? json_object_size(ix) : 0;
+		const char **names = calloc(k + 1, sizeof(*names));
+		uint64_t *ihalf = calloc(k + 1, sizeof(*ihalf));
+		if (names != NULL && ihalf != NULL && ix != NULL) {
+			json_object_foreach(ix, iname, iv) {
+				names[n] = iname;
+				ihalf[n++] = (uint64_t) json_integer_value(iv);
+			}
+		}
+		json_array_append_new(list, req_consumed_object(mode, name,
+		    (uint64_t) json_integer_value(v), names, ihalf, n));
+		free(names);
+		free(ihalf);
 	}
 	json_object_set_new(j, "ConsumedCapacity", list);
 }
@@ -183,14 +252,6 @@ typedef struct get_table {
 	bool consistent;
 } get_table;
 
-/* What became of one item of a batch. */
-typedef struct slot {
-	reply fail;    /* status 0: applied or read */
-	uint64_t half; /* capacity charged, in half units */
-	json_t *item;  /* BatchGetItem: the item found, projected */
-	size_t bytes;  /* BatchGetItem: its size on the wire */
-	bool throttled; /* fail is a throttle answer: return it unprocessed */
-} slot;
 
 /*
  * Whether an item's failure goes back to the client as unprocessed (not
@@ -249,6 +310,17 @@ finish(batch_job *b, api_ctx *wc, size_t i, const rpc_response *resp)
 	if (g == NULL) {
 		sl->half = 2 * capacity_write_units(resp->old_size,
 		    resp->new_size);
+		/* Copied: the worker's arena goes before the answer is
+		 * written; the names are looked up then. */
+		sl->n_ix = 0;
+		for (size_t k = 0; k < resp->n_blobs && sl->n_ix <
+		    SLOT_INDEXES; k++) {
+			if (resp->blob_lens[k] != RPC_INDEX_UNITS_LEN)
+				continue;
+			sl->iids[sl->n_ix] = bytes_get_le32(resp->blobs[k]);
+			sl->ihalf[sl->n_ix++] = bytes_get_le64(resp->blobs[k] +
+			    4);
+		}
 		return;
 	}
 	value item, shown;
@@ -513,7 +585,7 @@ ops_batch_write(api_ctx *c, json_t *body, reply *out)
 		return errors_from_kv(out, KV_ENOMEM);
 	batch_job job = { .c = c, .es = es, .slots = slots, .n = n };
 	run_all(&job);
-	json_t *unprocessed = json_object(), *cc = json_object();
+	json_t *unprocessed = json_object(), *cc = charges_new();
 	reply *first_error = all_throttled(slots, n);
 	for (size_t i = 0; i < n && first_error == NULL; i++) {
 		if (retry_later(&slots[i])) {
@@ -525,7 +597,7 @@ ops_batch_write(api_ctx *c, json_t *body, reply *out)
 				first_error = &slots[i].fail;
 			continue;
 		} else {
-			charge(cc, es[i].table, slots[i].half);
+			charge(c, cc, es[i].table, slots[i].half, &slots[i]);
 		}
 	}
 	if (first_error != NULL) {
@@ -636,7 +708,7 @@ ops_batch_get(api_ctx *c, json_t *body, reply *out)
 		.ts = ts, .owner = owner };
 	run_all(&job);
 	json_t *responses = json_object(), *unprocessed = json_object();
-	json_t *cc = json_object();
+	json_t *cc = charges_new();
 	reply *first_error = NULL;
 	size_t bytes = 0;
 	for (size_t t = 0; t < nt; t++)
@@ -663,7 +735,7 @@ ops_batch_get(api_ctx *c, json_t *body, reply *out)
 			    es[i].src);
 			continue;
 		}
-		charge(cc, g->name, sl->half);
+		charge(c, cc, g->name, sl->half, NULL);
 		if (sl->item != NULL) {
 			json_array_append(json_object_get(responses, g->name),
 			    sl->item);

@@ -353,6 +353,30 @@ write_item(api_ctx *c, jtext *t, const rpc_response *resp, const char *field,
 	return !t->failed;
 }
 
+size_t
+ops_index_units(api_ctx *c, const rpc_response *resp, const char **names,
+    uint64_t *ihalf)
+{
+	size_t n = 0;
+	if (resp->n_blobs == 0)
+		return 0;
+	route_read_lock();
+	for (size_t i = 0; i < resp->n_blobs; i++) {
+		if (resp->blob_lens[i] != RPC_INDEX_UNITS_LEN)
+			continue;
+		const table *it = table_find_id(route_current(c->r),
+		    bytes_get_le32(resp->blobs[i]));
+		const char *slash = it != NULL ? strchr(it->name, '/') : NULL;
+		if (slash == NULL)
+			continue;
+		names[n] = arena_dup(c->a, slash + 1, strlen(slash + 1));
+		ihalf[n] = bytes_get_le64(resp->blobs[i] + 4);
+		n += names[n] != NULL;
+	}
+	route_read_unlock();
+	return n;
+}
+
 /*
  * Answers for a node's verdict on a write: the returned attributes, a
  * failed condition (with the item when asked), or a validation error
@@ -394,24 +418,8 @@ reply_write(api_ctx *c, const item_op *op, rpc_response *resp, reply *out)
 	    sizeof(*names));
 	uint64_t *ihalf = arena_alloc(c->a, (resp->n_blobs + 1) *
 	    sizeof(*ihalf));
-	if (op->capacity != NULL && resp->n_blobs > 0 && names != NULL &&
-	    ihalf != NULL) {
-		route_read_lock();
-		for (size_t i = 0; i < resp->n_blobs; i++) {
-			if (resp->blob_lens[i] != RPC_INDEX_UNITS_LEN)
-				continue;
-			const table *it = table_find_id(route_current(c->r),
-			    bytes_get_le32(resp->blobs[i]));
-			const char *slash = it != NULL ? strchr(it->name, '/') :
-			    NULL;
-			if (slash == NULL)
-				continue;
-			names[n] = arena_dup(c->a, slash + 1, strlen(slash + 1));
-			ihalf[n] = bytes_get_le64(resp->blobs[i] + 4);
-			n += names[n] != NULL;
-		}
-		route_read_unlock();
-	}
+	if (op->capacity != NULL && names != NULL && ihalf != NULL)
+		n = ops_index_units(c, resp, names, ihalf);
 	req_consumed_indexes(&t, op->capacity, op->table, base, names, ihalf,
 	    n);
 	jtext_lit(&t, "}");

@@ -85,4 +85,13 @@ void ops_item_finish(api_ctx *c, item_req *ir, rpc_response *resp,
 /* ops_item_encode puts v into op->req.item as codec bytes (in c->a). */
 bool ops_item_encode(api_ctx *c, const value *v, item_op *op, reply *out);
 
+/*
+ * ops_index_units reads what a write cost each global index from the
+ * node's answer (its blobs: RPC_INDEX_UNITS_LEN bytes each) into
+ * names[] and ihalf[] (room for resp->n_blobs; names in c->a), with the
+ * index names from the router's catalog. Returns how many.
+ */
+size_t ops_index_units(api_ctx *c, const rpc_response *resp,
+    const char **names, uint64_t *ihalf);
+
 #endif

@@ -294,14 +294,11 @@ req_consumed_text(jtext *t, const char *mode, const char *name,
 	json_decref(cc);
 }
 
-void
-req_consumed_indexes(jtext *t, const char *mode, const char *name,
-    uint64_t half, const char *const *names, const uint64_t *ihalf,
-    size_t n)
+json_t *
+req_consumed_object(const char *mode, const char *name, uint64_t half,
+    const char *const *names, const uint64_t *ihalf, size_t n)
 {
 	uint64_t total = half;
-	if (mode == NULL)
-		return;
 	for (size_t i = 0; i < n; i++)
 		total += ihalf[i];
 	json_t *cc = json_pack("{s:s,s:f}", "TableName", name,
@@ -316,6 +313,17 @@ req_consumed_indexes(jtext *t, const char *mode, const char *name,
 		if (g != NULL)
 			json_object_set_new(cc, "GlobalSecondaryIndexes", g);
 	}
+	return cc;
+}
+
+void
+req_consumed_indexes(jtext *t, const char *mode, const char *name,
+    uint64_t half, const char *const *names, const uint64_t *ihalf,
+    size_t n)
+{
+	if (mode == NULL)
+		return;
+	json_t *cc = req_consumed_object(mode, name, half, names, ihalf, n);
 	jtext_member(t, "ConsumedCapacity");
 	jtext_json(t, cc);
 	json_decref(cc);

@@ -94,6 +94,13 @@ void req_consumed_indexes(jtext *t, const char *mode, const char *name,
     uint64_t half, const char *const *names, const uint64_t *ihalf,
     size_t n);
 
+/* req_consumed_object is the ConsumedCapacity object (a new reference)
+ * req_consumed_indexes writes; mode is not NULL. */
+json_t *req_consumed_object(const char *mode, const char *name,
+    uint64_t half, const char *const *names, const uint64_t *ihalf,
+    size_t n);
+
+
 /*
  * req_table_missing fills *out with ResourceNotFoundException for a data
  * plane request on a missing table.

@@ -571,3 +571,21 @@ def test_replication_survives_moves_and_splits(cluster, ddb, unique):
     run_writes_through(ddb, cluster, name, fault, seconds=6.0)
     until_converged(ddb, name, timeout=30)
     assert len(cluster.table_map(name + "/by_owner")) == 5
+
+
+def test_batch_write_counts_index_writes(ddb, unique):
+    name = "gsibatch-" + unique
+    make_indexed(ddb, name)
+    r = ddb.batch_write_item(RequestItems={name: [
+        {"PutRequest": {"Item": {"pk": S("a"), "sk": N(i),
+                                 "owner": S("ann"), "at": N(i)}}}
+        for i in range(3)]}, ReturnConsumedCapacity="INDEXES")
+    assert r["UnprocessedItems"] == {}
+    assert r["ConsumedCapacity"] == [{
+        "TableName": name, "CapacityUnits": 6.0,
+        "Table": {"CapacityUnits": 3.0},
+        "GlobalSecondaryIndexes": {"by_owner": {"CapacityUnits": 3.0}}}]
+    r = ddb.batch_get_item(RequestItems={name: {"Keys": [
+        {"pk": S("a"), "sk": N(0)}]}}, ReturnConsumedCapacity="TOTAL")
+    assert r["ConsumedCapacity"] == [{"TableName": name,
+                                      "CapacityUnits": 0.5}]

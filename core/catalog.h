@@ -89,6 +89,9 @@ typedef struct index_def {
 	/* CreateTable / UpdateTable only: the GSI's provisioned throughput
 	 * to give its table (0: on demand). */
 	uint64_t rcu, wcu;
+	/* Being deleted: no longer written or read, listed as DELETING
+	 * until its table is dropped (then the definition goes too). */
+	bool deleting;
 } index_def;
 
 typedef struct table {

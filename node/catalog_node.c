@@ -620,13 +620,10 @@ catalog_node_index(node *n, const rpc_request *req, arena *a,
 		break;
 	}
 	case RPC_INDEX_DELETE: {
-		uint32_t gone = have->table_id;
-		index_def_fini(have);
-		size_t at = (size_t) (have - t->indexes);
-		memmove(have, have + 1, (t->n_indexes - at - 1) *
-		    sizeof(index_def));
-		t->n_indexes--;
-		table *it = (table *) table_find_id(c, gone);
+		/* The definition stays, marked, until the worker has
+		 * dropped the index's table (advance_locked). */
+		have->deleting = true;
+		table *it = (table *) table_find_id(c, have->table_id);
 		if (it != NULL)
 			it->status = TABLE_DELETING;
 		break;
@@ -801,6 +798,21 @@ advance_locked(node *n, uint32_t id, table_status from)
 		if (from == TABLE_CREATING || from == TABLE_UPDATING) {
 			t->status = TABLE_ACTIVE;
 		} else {
+			/* A dropped GSI's definition leaves its base table. */
+			table *base = t->base_id != 0 ? (table *)
+			    table_find_id(c, t->base_id) : NULL;
+			for (size_t k = 0; base != NULL && k < base->n_indexes;
+			    k++) {
+				if (base->indexes[k].table_id != id)
+					continue;
+				index_def_fini(&base->indexes[k]);
+				memmove(&base->indexes[k], &base->indexes[k + 1],
+				    (base->n_indexes - k - 1) *
+				    sizeof(index_def));
+				base->n_indexes--;
+				break;
+			}
+			t = &c->tables[i]; /* unchanged: no table moved */
 			table_fini(t);
 			memmove(t, t + 1,
 			    (c->n_tables - i - 1) * sizeof(table));

@@ -155,11 +155,18 @@ index_view_install(node *n, catalog *c)
 	index_kick(n); /* records waiting for a route may have one now */
 }
 
+/* Whether d is a global index that writes keep (not local, not going). */
+static bool
+kept_global(const index_def *d)
+{
+	return !d->local && d->table_id != 0 && !d->deleting;
+}
+
 static bool
 has_global(const table *t)
 {
 	for (size_t i = 0; i < t->n_indexes; i++)
-		if (!t->indexes[i].local && t->indexes[i].table_id != 0)
+		if (kept_global(&t->indexes[i]))
 			return true;
 	return false;
 }
@@ -215,6 +222,8 @@ index_check(const table *t, const value *item, char *msg, size_t msglen)
 	for (size_t i = 0; item != NULL && i < t->n_indexes; i++) {
 		const index_def *d = &t->indexes[i];
 		const key_def *keys[2] = { &d->hash, &d->range };
+		if (!kept_global(d))
+			continue;
 		for (int k = 0; k < 2; k++) {
 			const value *v = attr_of(item, keys[k]);
 			if (v == NULL)
@@ -417,7 +426,7 @@ index_outbox(node *n, const table *t, uint64_t epoch, const value *old,
 	for (size_t i = 0; rv == KV_OK && i < t->n_indexes; i++) {
 		const index_def *d = &t->indexes[i];
 		uint64_t half;
-		if (d->local || d->table_id == 0)
+		if (!kept_global(d))
 			continue;
 		rv = outbox_one(n, t, d, epoch, old, cur, a, b, &half);
 		if (rv == KV_OK && u != NULL && half > 0)
@@ -773,7 +782,7 @@ fill_chunk(node *n, fill *f, uint32_t id, uint64_t epoch, uint8_t **from,
 	const table *t = table_find_id(s->view, f->base_id);
 	const index_def *d = NULL;
 	for (size_t i = 0; t != NULL && i < t->n_indexes; i++)
-		if (!t->indexes[i].local && t->indexes[i].table_id ==
+		if (kept_global(&t->indexes[i]) && t->indexes[i].table_id ==
 		    f->index_id)
 			d = &t->indexes[i];
 	pthread_rwlock_rdlock(&n->parts.lock);

@@ -87,6 +87,7 @@ wire_table_to_pb(const table *t, pb_table_buf *b)
 			x->include = d->include;
 			x->rcu = d->rcu;
 			x->wcu = d->wcu;
+			x->deleting = d->deleting;
 			b->idxp[i] = x;
 		}
 		b->t.n_indexes = t->n_indexes;
@@ -159,6 +160,7 @@ index_def_from_pb(const Kv__IndexDef *pb, index_def *d)
 	d->projection = (index_projection) pb->projection;
 	d->rcu = pb->rcu;
 	d->wcu = pb->wcu;
+	d->deleting = pb->deleting;
 	if ((pb->hash != NULL &&
 	    (rv = keydef_from_pb(pb->hash, &d->hash)) != KV_OK) ||
 	    (pb->range != NULL &&

@@ -387,7 +387,7 @@ read_table_of(api_ctx *c, const table *t, const char *index,
 		return t;
 	for (size_t i = 0; i < t->n_indexes; i++) {
 		const index_def *d = &t->indexes[i];
-		if (strcmp(d->name, index) != 0)
+		if (strcmp(d->name, index) != 0 || d->deleting)
 			continue;
 		if (consistent && !d->local) {
 			if (!quiet)

@@ -404,6 +404,13 @@ def test_delete_index_while_writes_run(cluster, ddb, unique):
             "tag": S("x")})
     ddb.update_table(TableName=name, GlobalSecondaryIndexUpdates=[
         {"Delete": {"IndexName": "by_tag"}}])
+    # Listed as DELETING until its table is gone, as DynamoDB lists it
+    # (unless the drop was quicker than this DescribeTable).
+    t = ddb.describe_table(TableName=name)["Table"]
+    st = dict((g["IndexName"], g["IndexStatus"])
+              for g in t["GlobalSecondaryIndexes"])
+    assert st.get("by_tag", "DELETING") == "DELETING"
+    assert st["by_owner"] == "ACTIVE"
     for i in range(100):
         ddb.put_item(TableName=name, Item={
             "pk": S("p%d" % i), "sk": N(i), "owner": S("o"), "at": N(i),

@@ -91,6 +91,7 @@ full_table(table *t, const char *name, uint32_t id, bool range)
 		l->hash = kd("pk", VAL_S);
 		l->range = kd("bin\xc3\xa9", VAL_B);
 		l->projection = PROJECT_KEYS_ONLY;
+		l->deleting = true;
 	}
 }
 
@@ -144,6 +145,7 @@ expect_table_eq(const table *a, const table *b)
 			cr_assert_str_eq(x->include[k], y->include[k]);
 		cr_assert_eq(x->rcu, y->rcu);
 		cr_assert_eq(x->wcu, y->wcu);
+		cr_assert_eq(x->deleting, y->deleting);
 	}
 	cr_assert_eq(a->n_parts, b->n_parts);
 	for (size_t i = 0; i < a->n_parts; i++)

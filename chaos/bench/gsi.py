@@ -90,25 +90,25 @@ def wait_active(c, name, timeout):
         time.sleep(0.05)
 
 
-def oldest_lag(urls):
-    """The largest kv_index_outbox_oldest_seconds over the nodes."""
-    worst = 0.0
+def gauges(urls, name):
+    """Every value of metric `name` (with labels) on the nodes' /metrics."""
+    out = []
     for url in urls:
         with urllib.request.urlopen(url, timeout=5) as r:
             for line in r.read().decode().splitlines():
-                if line.startswith("kv_index_outbox_oldest_seconds{"):
-                    worst = max(worst, float(line.split()[-1]))
-    return worst
+                if line.startswith(name + "{"):
+                    out.append(float(line.split()[-1]))
+    return out
+
+
+def oldest_lag(urls):
+    """The largest kv_index_outbox_oldest_seconds over the nodes."""
+    return max(gauges(urls, "kv_index_outbox_oldest_seconds"), default=0.0)
 
 
 def waiting(urls):
-    n = 0.0
-    for url in urls:
-        with urllib.request.urlopen(url, timeout=5) as r:
-            for line in r.read().decode().splitlines():
-                if line.startswith("kv_index_outbox_records{"):
-                    n += float(line.split()[-1])
-    return n
+    """The records waiting in every outbox."""
+    return sum(gauges(urls, "kv_index_outbox_records"))
 
 
 class LagSampler:

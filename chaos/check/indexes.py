@@ -23,17 +23,23 @@ import sys
 import time
 
 
-def scan_all(ddb, **kw):
-    """Every item of a Scan, page after page."""
+def read_all(call, **kw):
+    """Every item of a Query or Scan (call: the client's query or scan),
+    page after page."""
     items, start = [], None
     while True:
         if start is not None:
             kw["ExclusiveStartKey"] = start
-        page = ddb.scan(**kw)
+        page = call(**kw)
         items.extend(page["Items"])
         start = page.get("LastEvaluatedKey")
         if start is None:
             return items
+
+
+def scan_all(ddb, **kw):
+    """Every item of a Scan."""
+    return read_all(ddb.scan, **kw)
 
 
 def expected(table, index, base_items):

@@ -84,15 +84,7 @@ def wait_active(ddb, name, timeout=30):
 
 
 def query_all(ddb, **kw):
-    items, start = [], None
-    while True:
-        if start is not None:
-            kw["ExclusiveStartKey"] = start
-        page = ddb.query(**kw)
-        items.extend(page["Items"])
-        start = page.get("LastEvaluatedKey")
-        if start is None:
-            return items
+    return indexes_check.read_all(ddb.query, **kw)
 
 
 def until_converged(ddb, table, indexes=("by_owner", "by_tag"),

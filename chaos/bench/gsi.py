@@ -20,6 +20,9 @@ On a fresh cluster of its own (three nodes, the ceilings lifted, as
     bytes each) gets a GSI by UpdateTable; the time from the call to
     ACTIVE gives items/s.
 
+With --smoke (the suite's chaos/bench_gsi_smoke): 2 s runs, one round,
+every answer checked, the targets not judged.
+
 Targets (issue: secondary indexes): PutItem with two GSIs at least 5x
 dynalite's (with the same indexes) and at least 50 % of our own PutItem
 without indexes; replication lag p99 under 100 ms while the indexed
@@ -255,6 +258,11 @@ def bench_gsi(args, kvload, start_cluster, start_dynalite, lifted, Alone):
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
     with open(args.json, "w") as f:
         json.dump(res, f, indent=1)
+    if args.smoke:
+        # The suite's short run checks that every step works and every
+        # answer was right (kv-load fails the run otherwise), not speed.
+        print("smoke run: the targets are not judged")
+        return 0
     return 1 if why else 0
 
 

@@ -133,6 +133,9 @@ describe_indexes(api_ctx *c, const table *t, bool with_counts,
 		int backfilling = -1;
 		if (d->local) {
 			/* in its base table's partitions */
+		} else if (d->deleting) {
+			status = "DELETING";
+			busy = true;
 		} else if (t->status == TABLE_CREATING ||
 		    t->status == TABLE_DELETING) {
 			/* Created or deleted with its table, which the
@@ -678,9 +681,10 @@ ops_table_delete(api_ctx *c, json_t *body, reply *out)
  * DynamoDB's answer to a create or delete of an index shows the table
  * UPDATING and the index CREATING with Backfilling false, or DELETING
  * (ack-api-quirks DDB-TABLE-148 and -165), whatever has happened since.
- * The base table no longer lists an index being deleted (the catalog
- * node drops it at once), so its entry is made from the definition the
- * table had (ch->def). Borrows everything; d may be NULL.
+ * The base table lists an index being deleted, marked, until its table
+ * is dropped; should the answer come after that, the entry is made from
+ * the definition the table had (ch->def). Borrows everything; d may be
+ * NULL.
  */
 static void
 show_online_change(json_t *d, const index_change *ch, const char *arn)

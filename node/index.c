@@ -6,8 +6,8 @@
  * index's records read in the order they were written, and one index
  * paused or behind holds up no other. Its value:
  *
- *   OFFSET  SIZE  FIELD
- *   0       4     the index table's id (big-endian)
+ *   OFFSET  SIZE  FIELD (numbers little-endian)
+ *   0       4     the index table's id
  *   4       8     the base partition's epoch
  *   12      8     the record's number (again, for the version)
  *   20      1     1 put, 2 delete
@@ -88,6 +88,7 @@ typedef struct index_state {
 	int64_t swept_us; /* the replicator's last look at the whole outbox */
 	/* Records waiting per index, and the number of the oldest at the
 	 * replicator's last look (0: none), guarded by count_mu. */
+	pthread_mutex_t order_mu; /* index_order_lock */
 	pthread_mutex_t count_mu;
 	struct index_count {
 		uint32_t id;
@@ -461,6 +462,18 @@ index_units_answer(arena *a, const index_units *u, size_t n,
 }
 
 void
+index_order_lock(node *n)
+{
+	pthread_mutex_lock(&n->gsi->order_mu);
+}
+
+void
+index_order_unlock(node *n)
+{
+	pthread_mutex_unlock(&n->gsi->order_mu);
+}
+
+void
 index_kick(node *n)
 {
 	index_state *s = n->gsi;
@@ -799,20 +812,22 @@ fill_chunk(node *n, fill *f, uint32_t id, uint64_t epoch, uint8_t **from,
 	if (store_scan(n->st, start, startl, hi, hil, take_item, &c) !=
 	    KV_OK || c.failed)
 		goto unlock;
-	for (size_t i = 0; i < c.n; i++) {
+	bool ok = true;
+	index_order_lock(n); /* numbers in store order (index.h) */
+	for (size_t i = 0; i < c.n && ok; i++) {
 		size_t at;
 		value item;
 		if (c.vls[i] < RECORD_HEADER ||
 		    (at = record_item_offset(c.vals[i], c.vls[i])) ==
 		    c.vls[i])
 			continue;
-		if (codec_decode(&a, c.vals[i] + at, c.vls[i] - at, &item) !=
-		    KV_OK || item.type != VAL_M ||
-		    outbox_one(n, t, d, p->epoch, NULL, &item, &a, &b,
-		    &(uint64_t) { 0 }) != KV_OK)
-			goto unlock;
+		ok = codec_decode(&a, c.vals[i] + at, c.vls[i] - at, &item) ==
+		    KV_OK && item.type == VAL_M && outbox_one(n, t, d,
+		    p->epoch, NULL, &item, &a, &b, &(uint64_t) { 0 }) == KV_OK;
 	}
-	if (b.n > 0 && store_write(n->st, &b) != KV_OK)
+	ok = ok && (b.n == 0 || store_write(n->st, &b) == KV_OK);
+	index_order_unlock(n);
+	if (!ok)
 		goto unlock;
 	index_count(n, &b, 1);
 	atomic_fetch_add(&s->filled, c.n);
@@ -1481,6 +1496,7 @@ index_open(node *n)
 	pthread_mutex_init(&s->fill_mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	pthread_mutex_init(&s->count_mu, NULL);
+	pthread_mutex_init(&s->order_mu, NULL);
 	/* Numbers keep rising across restarts; the counts start right. */
 	outbox_tally tally = { .s = s };
 	if (store_scan(n->st, outbox_lo, sizeof(outbox_lo), outbox_hi,
@@ -1518,6 +1534,7 @@ index_close(node *n)
 	}
 	pthread_mutex_destroy(&s->fill_mu);
 	pthread_mutex_destroy(&s->count_mu);
+	pthread_mutex_destroy(&s->order_mu);
 	n->gsi = NULL;
 	catalog_free(s->view);
 	pthread_rwlock_destroy(&s->view_lock);

@@ -121,6 +121,17 @@ uint8_t *index_record_encode(arena *a, uint32_t index_id, uint64_t epoch,
     size_t *len);
 #define INDEX_ROUTE_LEN 12
 
+/*
+ * index_order_lock and index_order_unlock bracket the giving of outbox
+ * numbers and the store write that holds those records (a write's, a
+ * fill chunk's), so that records reach the store in the order of their
+ * numbers: the replicator reads each index's records from a cursor, and
+ * a record numbered below one it has read, written after it, would be
+ * behind the cursor and never sent. Taken after the partition mutex.
+ */
+void index_order_lock(node *n);
+void index_order_unlock(node *n);
+
 /* index_kick tells the replicator that records were written. */
 void index_kick(node *n);
 

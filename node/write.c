@@ -209,7 +209,7 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 	 * never open a run (each write has its own records).
 	 */
 	const table *indexed = NULL;
-	bool kick = false;
+	bool kick = false, ordered = false;
 	store_batch b;
 
 	store_batch_init(&b);
@@ -332,6 +332,10 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 			index_units *u = arena_alloc(a, (indexed->n_indexes +
 			    1) * sizeof(*u));
 			size_t nu = 0;
+			/* Records reach the store in the order of their
+			 * numbers (index.h), held until the write is in. */
+			index_order_lock(n);
+			ordered = true;
 			resp->code = u == NULL ? KV_ENOMEM : index_outbox(n,
 			    indexed, p->epoch, old_v, new_v, a, &b, u, &nu);
 			if (resp->code == KV_OK)
@@ -354,6 +358,8 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 			index_count(n, &b, 1);
 	}
 unlock:
+	if (ordered)
+		index_order_unlock(n);
 	if (!in_run)
 		pthread_mutex_unlock(&p->mu);
 	/*

@@ -726,7 +726,7 @@ index_spec_check(api_ctx *c, const index_spec *s, const index_spec_table *t,
 	}
 	/*
 	 * The documented limit on NonKeyAttributes summed over all indexes
-	 * (a name projected into two indexes counts twice). FIXME: DynamoDB's
+	 * (a name projected into two indexes counts twice). DynamoDB's
 	 * wording of this refusal was not found; this one is ours.
 	 */
 	for (size_t i = 0; i < total; i++)
@@ -991,7 +991,7 @@ plan_create(arena *a, const index_update *u, const index_spec_base *b,
 	    cur->range.name, .defs = b->defs, .n_defs = b->n_defs,
 	    .on_demand = b->want == BILLING_PAY_PER_REQUEST };
 	/*
-	 * FIXME: DynamoDB's wording for a key attribute that a given
+	 * DynamoDB's wording for a key attribute that a given
 	 * AttributeDefinitions leaves out was not found; CreateTable's is
 	 * used. Definitions no key uses are ignored, as DynamoDB does here.
 	 */
@@ -1011,7 +1011,7 @@ plan_create(arena *a, const index_update *u, const index_spec_base *b,
 		return false;
 	}
 	if (projected > INDEX_SPEC_MAX_PROJECTED) {
-		/* FIXME: ours, as in CreateTable (index_spec_check). */
+		/* Our wording, as in CreateTable (index_spec_check). */
 		errors_reply(out, ERR_VALIDATION, INVALID "Number of "
 		    "NonKeyAttributes summed across all secondary indexes "
 		    "exceeds the per-table limit of %d",

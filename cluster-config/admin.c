@@ -40,6 +40,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 
 #include "admin.h"
 #include "bus_exit.h"
@@ -92,6 +95,97 @@ status_name(table_status s)
 	return s == TABLE_CREATING ? "CREATING" :
 	    s == TABLE_DELETING ? "DELETING" :
 	    s == TABLE_UPDATING ? "UPDATING" : "ACTIVE";
+}
+
+/*
+ * GET /metrics of one node (host, port) into an owned string, or NULL.
+ * Plain HTTP/1.0 over a socket: the answer is small and the connection
+ * closes at its end.
+ */
+static char *
+node_metrics(const char *host, int port)
+{
+	char portstr[16], *buf = NULL;
+	size_t len = 0, cap = 0;
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai;
+	snprintf(portstr, sizeof(portstr), "%d", port);
+	if (getaddrinfo(host, portstr, &hints, &ai) != 0)
+		return NULL;
+	int fd = socket(ai->ai_family, SOCK_STREAM, 0);
+	struct timeval tv = { .tv_sec = 2 };
+	if (fd >= 0) {
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	}
+	if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+		if (fd >= 0)
+			close(fd);
+		freeaddrinfo(ai);
+		return NULL;
+	}
+	freeaddrinfo(ai);
+	static const char req[] = "GET /metrics HTTP/1.0\r\n\r\n";
+	if (write(fd, req, sizeof(req) - 1) != (ssize_t) sizeof(req) - 1) {
+		close(fd);
+		return NULL;
+	}
+	for (;;) {
+		if (cap - len < 4096) {
+			char *g = realloc(buf, cap = cap * 2 + 8192);
+			if (g == NULL)
+				break;
+			buf = g;
+		}
+		ssize_t r = read(fd, buf + len, cap - len - 1);
+		if (r <= 0)
+			break;
+		len += (size_t) r;
+	}
+	close(fd);
+	if (buf != NULL)
+		buf[len] = '\0';
+	return buf;
+}
+
+/*
+ * Prints, from every node's /metrics, each global index's records
+ * waiting in the outboxes and the age of the oldest (node/index.h), the
+ * lag of an index behind its table. Nothing when no node has any.
+ */
+static void
+index_lag(const config *cfg)
+{
+	bool header = false;
+	for (size_t i = 0; i < cfg->n_nodes; i++) {
+		const config_node *cn = &cfg->nodes[i];
+		if (cn->metrics_host[0] == '\0')
+			continue;
+		char *text = node_metrics(cn->metrics_host, cn->metrics_port);
+		for (char *line = text, *next; line != NULL && *line != '\0';
+		    line = next) {
+			next = strchr(line, '\n');
+			if (next != NULL)
+				*next++ = '\0';
+			static const char rec[] = "kv_index_outbox_records{",
+			    old[] = "kv_index_outbox_oldest_seconds{";
+			bool is_rec = strncmp(line, rec, sizeof(rec) - 1) == 0;
+			if (!is_rec && strncmp(line, old, sizeof(old) - 1) != 0)
+				continue;
+			char *ix = strstr(line, "index=\""), *end, *val;
+			if (ix == NULL || (end = strchr(ix + 7, '"')) == NULL ||
+			    (val = strrchr(line, ' ')) == NULL)
+				continue;
+			if (!header) {
+				printf("index replication (records waiting on "
+				    "each node, age of the oldest):\n");
+				header = true;
+			}
+			printf("  node %-3zu %-40.*s %s %s\n", i,
+			    (int) (end - ix - 7), ix + 7, is_rec ? "waiting" :
+			    "oldest ", val + 1);
+		}
+		free(text);
+	}
 }
 
 static int
@@ -192,6 +286,7 @@ status(config *cfg, rpc_client **nodes, members *mb)
 		}
 	}
 	wire_response_fini(&resp);
+	index_lag(cfg);
 out:
 	arena_fini(&a);
 	return rc;

@@ -2,7 +2,8 @@
 1000 in the cluster file (`./kv up --gsi-delay-ms 1000`), an item written
 is absent from its index at once and present within 2 s; `./kv index
 pause` holds one index's replication (its records wait, counted in
-/metrics) while another index of the table keeps up, and `resume` lets
+/metrics and shown by ./kv status) while another index of the table
+keeps up, and `resume` lets
 them go.
 """
 
@@ -68,6 +69,12 @@ def test_pause_holds_one_index(cluster, ddb, unique):
     time.sleep(1.5)
     assert scan_all(ddb, TableName=name, IndexName="by_tag") == []
     assert waiting(cluster, name + "/by_tag") == 20
+    # ./kv status (kv-admin status) shows them too, per node.
+    out = cluster.admin("status")
+    assert "index replication" in out
+    shown = [line.split() for line in out.splitlines()
+             if name + "/by_tag" in line and " waiting " in line]
+    assert sum(float(f[-1]) for f in shown) == 20, out
     r = admin(cluster, "index", "resume", name, "by_tag")
     assert r.returncode == 0, r.stderr
     until_converged(ddb, name)

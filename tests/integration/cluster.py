@@ -156,6 +156,9 @@ def parse_status(text):
         if line.startswith("catalog: unavailable"):
             section = None
             continue
+        if line.startswith("index replication"):
+            section = None  # each index's waiting records, not parsed
+            continue
         f = line.split()
         kv = dict(w.split("=", 1) for w in f if "=" in w)
         if section == "nodes" and len(f) >= 4:

@@ -108,7 +108,7 @@ kv_err index_units_answer(arena *a, const index_units *u, size_t n,
     rpc_response *resp);
 
 /*
- * index_record_encode returns, in a, an outbox record's value (index.c
+ * index_record_encode returns, in a, an outbox record's value (index/index_int.h
  * gives the layout): a put of item under entry key key[0..kl) of index
  * table index_id (item NULL: a delete), at version (epoch, num); its
  * length in *len. NULL without memory. Sent to an index node, a record

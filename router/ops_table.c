@@ -486,13 +486,13 @@ ops_table_create(api_ctx *c, json_t *body, reply *out)
 }
 
 /*
- * stub_table makes *t a borrowed table that names `name` for a change
- * request to the catalog node, with the key and billing mode every table
+ * change_request_table makes *t a borrowed table that names `name` for
+ * a change request to the catalog node, with the key and billing mode every table
  * on the wire must have (the catalog node reads only what the change
  * needs).
  */
 static void
-stub_table(table *t, const char *name, billing_mode billing)
+change_request_table(table *t, const char *name, billing_mode billing)
 {
 	memset(t, 0, sizeof(*t));
 	t->name = (char *) name;
@@ -733,7 +733,7 @@ send_index_change(api_ctx *c, const char *name, billing_mode billing,
 	table t;
 
 	/* Only the name and the index count. */
-	stub_table(&t, name, billing);
+	change_request_table(&t, name, billing);
 	if (ch->kind == INDEX_CHANGE_CREATE) {
 		/*
 		 * The definitions of the new keys only: DynamoDB keeps no
@@ -958,7 +958,7 @@ ops_table_update(api_ctx *c, json_t *body, reply *out)
 	if (table_change) {
 		table t;
 		/* Only the name, billing and units count. */
-		stub_table(&t, name, want);
+		change_request_table(&t, name, want);
 		t.rcu = (uint64_t) rcu;
 		t.wcu = (uint64_t) wcu;
 		rpc_request req = { .op = RPC_UPDATE_TABLE, .table = &t };

@@ -1,0 +1,166 @@
+/*
+ * index_int.h — what the files of node/index/ share: global secondary
+ * indexes on the nodes (see ../index.h). outbox.c: the view and the base
+ * write's records; apply.c: the index owner's side; fill.c: filling a
+ * new index; replicate.c: the replicator, start and stop, metrics.
+ *
+ * An outbox record's key is {0, 0, 0, 0, 'O'}, the index table's id
+ * (big-endian u32) and the record's number (big-endian u64): each
+ * index's records read in the order they were written, and one index
+ * paused or behind holds up no other. Its value:
+ *
+ *   OFFSET  SIZE  FIELD (numbers little-endian)
+ *   0       4     the index table's id
+ *   4       8     the base partition's epoch
+ *   12      8     the record's number (again, for the version)
+ *   20      1     1 put, 2 delete
+ *   21      4     n: the entry's storage key length
+ *   25      n     the entry's storage key
+ *   25+n    4     put: the projected item's DynamoDB size
+ *   29+n    var   put: the projected item (codec)
+ *
+ * Sent to an index node, each record is preceded by the partition id
+ * (u32) and epoch (u64) that the replicator routed it to.
+ */
+#ifndef KV_INDEX_INT_H
+#define KV_INDEX_INT_H
+
+#include "index.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bytes.h"
+#include "capacity.h"
+#include "cluster.h"
+#include "codec.h"
+#include "item.h"
+#include "keyenc.h"
+#include "move.h"
+#include "part.h"
+#include "throttle.h"
+
+#define OUTBOX_KEY_LEN 17
+#define MAX_COUNTED 256 /* indexes whose pending records are counted */
+#define PRESSURE_US 1000000 /* a refusal holds base writes back this long */
+#define SWEEP_US 5000000 /* the replicator's look at the whole outbox */
+#define REC_HEAD 25           /* the fixed part of a record's value */
+#define ROUTE_HEAD INDEX_ROUTE_LEN /* partition id and epoch first */
+#define REPL_MAX_RECORDS RPC_INDEX_APPLY_MAX /* per round: one RPC's most */
+#define REPL_MAX_BYTES (1u << 20)
+#define REPL_IDLE_MS 100      /* wait for a kick at most this long */
+#define REPL_RETRY_MS 50      /* after a failed send */
+#define REPL_CALL_MS 5000
+
+enum { REC_PUT = 1, REC_DELETE = 2 };
+
+#define FILL_CHUNK 64 /* items a fill takes under one partition lock */
+
+/* A fill of one index from this node's partitions of its base table. */
+typedef struct fill {
+	uint32_t base_id, index_id;
+	struct fill_done {
+		uint32_t part;
+		uint64_t epoch;
+	} *done;            /* partitions filled, at that epoch */
+	size_t n_done, cap;
+	bool running;       /* its thread has not ended */
+	uint64_t end_num;   /* the outbox number when it last ended */
+	bool joinable;      /* a thread to join */
+	pthread_t thread;
+	node *n;
+	struct fill *next;
+} fill;
+
+typedef struct index_state {
+	pthread_rwlock_t view_lock;
+	catalog *view; /* guarded by view_lock */
+	_Atomic uint64_t clock; /* the last outbox number given */
+	pthread_mutex_t mu;     /* guards kicked, stop */
+	pthread_cond_t cv;
+	bool kicked, stop, started;
+	pthread_t thread;
+	/* Counters, for /metrics. */
+	_Atomic uint64_t records_written, records_sent, records_dropped;
+	_Atomic uint64_t applied, stale_skipped, send_failures;
+	_Atomic uint64_t filled;        /* items given records by fills */
+	int64_t swept_us; /* the replicator's last look at the whole outbox */
+	/* Records waiting per index, and the number of the oldest at the
+	 * replicator's last look (0: none), guarded by count_mu. */
+	pthread_mutex_t order_mu; /* index_order_lock */
+	pthread_mutex_t count_mu;
+	struct index_count {
+		uint32_t id;
+		int64_t pending;
+		uint64_t oldest;
+		/* Its owners refused its records for want of capacity:
+		 * until then, with the refusal's RPC_THROTTLE_* bits. */
+		int64_t pressed_until_us;
+		uint32_t pressed_bits;
+		/* The replicator's next read starts at this number: every
+		 * record before it is sent and deleted. Reading from the
+		 * start of the index would step over the deleted records'
+		 * tombstones, as many as the store has not compacted away. */
+		uint64_t cursor;
+	} counts[MAX_COUNTED];
+	size_t n_counts;
+	pthread_mutex_t fill_mu;        /* guards fills and their fields */
+	fill *fills;
+} index_state;
+
+static const uint8_t outbox_lo[5] = { 0, 0, 0, 0, 'O' };
+static const uint8_t outbox_hi[5] = { 0, 0, 0, 0, 'O' + 1 };
+
+static inline int64_t
+now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* The count of index id (added when missing; NULL when full). Needs
+ * count_mu. */
+static inline struct index_count *
+count_of(index_state *s, uint32_t id)
+{
+	for (size_t i = 0; i < s->n_counts; i++)
+		if (s->counts[i].id == id)
+			return &s->counts[i];
+	if (s->n_counts == MAX_COUNTED)
+		return NULL;
+	s->counts[s->n_counts] = (struct index_count) { .id = id };
+	return &s->counts[s->n_counts++];
+}
+
+/* A record as read from the outbox or a request (index_rec_parse). */
+typedef struct rec {
+	uint32_t part;
+	uint64_t part_epoch;
+	uint32_t index_id;
+	uint64_t v_epoch, v_num;
+	int kind;
+	const uint8_t *key;
+	size_t kl;
+	uint32_t size;
+	const uint8_t *item;
+	size_t il;
+} rec;
+
+/* Whether d is a global index that writes keep (not local, not going). */
+bool index_kept_global(const index_def *d);
+
+/* index_outbox for one global index d of t; its cost in *half (outbox.c). */
+kv_err index_outbox_one(node *n, const table *t, const index_def *d,
+    uint64_t epoch, const value *old, const value *cur, arena *a,
+    store_batch *b, uint64_t *half);
+
+/* Reads a record (routed: with its partition first); false if malformed
+ * (apply.c). */
+bool index_rec_parse(const uint8_t *p, size_t len, bool routed, rec *r);
+
+#endif

@@ -1,0 +1,633 @@
+/*
+ * replicate.c — the replicator that ships each index's records to their
+ * owners; start, stop and metrics (index_int.h, ../index.h).
+ */
+#include "index_int.h"
+
+/* ---- the replicator ---- */
+
+typedef struct pending {
+	uint8_t **keys, **vals;
+	size_t *kls, *vls;
+	size_t n, cap, bytes;
+} pending;
+
+static bool
+take_one(void *arg, const uint8_t *k, size_t kl, const uint8_t *v,
+    size_t vl)
+{
+	pending *pd = arg;
+	if (pd->n == pd->cap) {
+		size_t cap = pd->cap == 0 ? 64 : pd->cap * 2;
+		uint8_t **keys = realloc(pd->keys, cap * sizeof(*keys));
+		if (keys != NULL)
+			pd->keys = keys;
+		uint8_t **vals = realloc(pd->vals, cap * sizeof(*vals));
+		if (vals != NULL)
+			pd->vals = vals;
+		size_t *kls = realloc(pd->kls, cap * sizeof(*kls));
+		if (kls != NULL)
+			pd->kls = kls;
+		size_t *vls = realloc(pd->vls, cap * sizeof(*vls));
+		if (vls != NULL)
+			pd->vls = vls;
+		if (keys == NULL || vals == NULL || kls == NULL || vls == NULL)
+			return false;
+		pd->cap = cap;
+	}
+	pd->keys[pd->n] = malloc(kl);
+	pd->vals[pd->n] = malloc(ROUTE_HEAD + vl);
+	if (pd->keys[pd->n] == NULL || pd->vals[pd->n] == NULL) {
+		free(pd->keys[pd->n]);
+		free(pd->vals[pd->n]);
+		return false;
+	}
+	memcpy(pd->keys[pd->n], k, kl);
+	memcpy(pd->vals[pd->n] + ROUTE_HEAD, v, vl);
+	pd->kls[pd->n] = kl;
+	pd->vls[pd->n] = ROUTE_HEAD + vl;
+	pd->n++;
+	pd->bytes += kl + vl;
+	return pd->n < REPL_MAX_RECORDS && pd->bytes < REPL_MAX_BYTES;
+}
+
+static void
+pending_free(pending *pd)
+{
+	for (size_t i = 0; i < pd->n; i++) {
+		free(pd->keys[i]);
+		free(pd->vals[i]);
+	}
+	free(pd->keys);
+	free(pd->vals);
+	free(pd->kls);
+	free(pd->vls);
+	memset(pd, 0, sizeof(*pd));
+}
+
+/*
+ * Deletes the outbox records marked in done. When all are (the usual
+ * case), one range deletion covers them: every record between the first
+ * and the last is in pd, as they were read in one go.
+ */
+static kv_err
+delete_done(node *n, const pending *pd, const bool *done)
+{
+	store_batch b;
+	kv_err rv = KV_OK;
+	size_t k = 0;
+	uint8_t end[OUTBOX_KEY_LEN];
+	store_batch_init(&b);
+	for (size_t i = 0; i < pd->n; i++)
+		k += done[i];
+	if (k == pd->n && k > 1 && pd->kls[k - 1] == OUTBOX_KEY_LEN &&
+	    bytes_get_be64(pd->keys[k - 1] + 9) < UINT64_MAX) {
+		memcpy(end, pd->keys[k - 1], OUTBOX_KEY_LEN);
+		bytes_put_be64(end + 9, bytes_get_be64(end + 9) + 1);
+		rv = store_batch_add(&b, STORE_DELETE_RANGE, pd->keys[0],
+		    pd->kls[0], end, sizeof(end));
+	} else {
+		for (size_t i = 0; i < pd->n && rv == KV_OK; i++)
+			if (done[i])
+				rv = store_batch_add(&b, STORE_DELETE,
+				    pd->keys[i], pd->kls[i], NULL, 0);
+	}
+	if (rv == KV_OK && k > 0)
+		rv = store_write(n->st, &b);
+	if (rv == KV_OK && k > 0) {
+		index_state *s = n->gsi;
+		pthread_mutex_lock(&s->count_mu);
+		struct index_count *c = count_of(s,
+		    bytes_get_be32(pd->keys[0] + 5));
+		if (c != NULL)
+			c->pending -= (int64_t) k;
+		pthread_mutex_unlock(&s->count_mu);
+	}
+	store_batch_fini(&b);
+	return rv;
+}
+
+/* Notes that index id's owners refused its records for want of
+ * capacity (bits: the refusal's RPC_THROTTLE_*), or took them (0). */
+static void
+note_pressure(index_state *s, uint32_t id, uint32_t bits)
+{
+	pthread_mutex_lock(&s->count_mu);
+	struct index_count *c = count_of(s, id);
+	if (c != NULL) {
+		c->pressed_until_us = bits != 0 ? now_us() + PRESSURE_US : 0;
+		c->pressed_bits = bits;
+	}
+	pthread_mutex_unlock(&s->count_mu);
+}
+
+bool
+index_pressed(node *n, const store_batch *b, uint32_t *index_id,
+    uint32_t *bits)
+{
+	index_state *s = n->gsi;
+	bool pressed = false;
+	int64_t now = now_us();
+	pthread_mutex_lock(&s->count_mu);
+	for (size_t i = 0; i < b->n && !pressed; i++) {
+		const store_op *op = &b->ops[i];
+		if (op->key_len != OUTBOX_KEY_LEN ||
+		    memcmp(op->key, outbox_lo, sizeof(outbox_lo)) != 0)
+			continue;
+		uint32_t id = bytes_get_be32(op->key + 5);
+		for (size_t k = 0; k < s->n_counts && !pressed; k++)
+			if (s->counts[k].id == id &&
+			    s->counts[k].pressed_until_us > now) {
+				pressed = true;
+				*index_id = id;
+				*bits = s->counts[k].pressed_bits;
+			}
+	}
+	pthread_mutex_unlock(&s->count_mu);
+	return pressed;
+}
+
+const char *
+index_name_of_locked(node *n, uint32_t index_id, arena *a)
+{
+	const table *it = table_find_id(n->gsi->view, index_id);
+	const char *slash = it != NULL ? strchr(it->name, '/') : NULL;
+	return slash != NULL ? arena_dup(a, slash + 1, strlen(slash + 1)) :
+	    NULL;
+}
+
+/*
+ * Sends node `dest` the records routed to it; true when all applied.
+ * *bits: the refusal's RPC_THROTTLE_* bits when the owner had no
+ * capacity for them, else 0.
+ */
+static bool
+send_to(node *n, uint32_t dest, const pending *pd, const uint32_t *to,
+    const bool *routed, uint32_t *bits)
+{
+	*bits = 0;
+	size_t k = 0;
+	for (size_t i = 0; i < pd->n; i++)
+		if (routed[i] && to[i] == dest)
+			k++;
+	const uint8_t **blobs = malloc(k * sizeof(*blobs));
+	size_t *lens = malloc(k * sizeof(*lens));
+	bool ok = false;
+	if (blobs == NULL || lens == NULL)
+		goto out;
+	k = 0;
+	for (size_t i = 0; i < pd->n; i++)
+		if (routed[i] && to[i] == dest) {
+			blobs[k] = pd->vals[i];
+			lens[k++] = pd->vls[i];
+		}
+	rpc_request req = { .op = RPC_INDEX_APPLY, .subs = blobs,
+	    .sub_lens = lens, .n_subs = k };
+	rpc_response resp;
+	arena a;
+	arena_init(&a);
+	memset(&resp, 0, sizeof(resp));
+	if (dest == n->index) {
+		index_apply_serve(n, &req, &a, &resp);
+		ok = resp.code == KV_OK;
+		if (resp.code == KV_THROTTLED)
+			*bits = resp.throttle | RPC_THROTTLE_WRITE;
+	} else {
+		kv_err rv = cluster_tell_ms(n, dest, &req, &a, &resp,
+		    REPL_CALL_MS);
+		ok = rv == KV_OK && resp.code == KV_OK;
+		if (rv == KV_OK && resp.code == KV_THROTTLED)
+			*bits = resp.throttle | RPC_THROTTLE_WRITE;
+		if (rv == KV_OK)
+			wire_response_fini(&resp);
+	}
+	arena_fini(&a);
+out:
+	free(blobs);
+	free(lens);
+	return ok;
+}
+
+void
+index_count(node *n, const store_batch *b, int sign)
+{
+	index_state *s = n->gsi;
+	pthread_mutex_lock(&s->count_mu);
+	for (size_t i = 0; i < b->n; i++) {
+		const store_op *op = &b->ops[i];
+		if (op->key_len != OUTBOX_KEY_LEN ||
+		    memcmp(op->key, outbox_lo, sizeof(outbox_lo)) != 0)
+			continue;
+		struct index_count *c = count_of(s,
+		    bytes_get_be32(op->key + 5));
+		if (c != NULL)
+			c->pending += sign;
+	}
+	pthread_mutex_unlock(&s->count_mu);
+}
+
+/* Notes the oldest record waiting for index id (0: none). */
+static void
+note_oldest(index_state *s, uint32_t id, uint64_t num)
+{
+	pthread_mutex_lock(&s->count_mu);
+	struct index_count *c = count_of(s, id);
+	if (c != NULL) {
+		c->oldest = num;
+		if (num == 0)
+			c->pending = 0; /* none read: none left */
+	}
+	pthread_mutex_unlock(&s->count_mu);
+}
+
+/* The first index id >= from with records in the outbox, in *id. */
+static bool
+first_key(void *arg, const uint8_t *k, size_t kl, const uint8_t *v,
+    size_t vl)
+{
+	(void) v;
+	(void) vl;
+	if (kl == OUTBOX_KEY_LEN)
+		*(uint64_t *) arg = bytes_get_be32(k + 5);
+	return false;
+}
+
+static bool
+next_index(node *n, uint64_t from, uint32_t *id)
+{
+	uint8_t lo[9];
+	uint64_t got = UINT64_MAX;
+	if (from > UINT32_MAX)
+		return false;
+	memcpy(lo, outbox_lo, sizeof(outbox_lo));
+	bytes_put_be32(lo + 5, (uint32_t) from);
+	if (store_scan(n->st, lo, sizeof(lo), outbox_hi, sizeof(outbox_hi),
+	    first_key, &got) != KV_OK || got == UINT64_MAX)
+		return false;
+	*id = (uint32_t) got;
+	return true;
+}
+
+/*
+ * Sends what index `id` has waiting, up to one batch: the records old
+ * enough (the delay), unless the index is paused. Returns true when a
+ * full batch went (there may be more), with *failed on a failure.
+ */
+static bool
+repl_index(node *n, uint32_t id, uint64_t cursor, bool *failed)
+{
+	index_state *s = n->gsi;
+	pending pd = { 0 };
+	bool more = false;
+	uint8_t lo[OUTBOX_KEY_LEN], hi[9];
+	memcpy(lo, outbox_lo, sizeof(outbox_lo));
+	bytes_put_be32(lo + 5, id);
+	bytes_put_be64(lo + 9, cursor);
+	memcpy(hi, lo, sizeof(hi));
+	size_t hil = sizeof(hi);
+	if (id == UINT32_MAX) {
+		memcpy(hi, outbox_hi, sizeof(outbox_hi));
+		hil = sizeof(outbox_hi);
+	} else {
+		bytes_put_be32(hi + 5, id + 1);
+	}
+	kv_err rv = store_scan(n->st, lo, sizeof(lo), hi, hil, take_one, &pd);
+	if (rv != KV_OK) {
+		*failed = true;
+		pending_free(&pd);
+		return false;
+	}
+	note_oldest(s, id, pd.n > 0 ? bytes_get_be64(pd.keys[0] + 9) : 0);
+	if (pd.n == 0) {
+		pending_free(&pd);
+		return false;
+	}
+	bool *routed = calloc(pd.n, sizeof(*routed));
+	bool *done = calloc(pd.n, sizeof(*done));
+	uint32_t *to = calloc(pd.n, sizeof(*to));
+	bool *sent = calloc(CONFIG_MAX_NODES, sizeof(*sent));
+	if (to == NULL || routed == NULL || done == NULL || sent == NULL) {
+		*failed = true;
+		goto out;
+	}
+	/*
+	 * Route by the view. With the index gone, its records are done;
+	 * while it is paused, being deleted or not known yet, they wait;
+	 * so do those younger than the delay, and all after them.
+	 */
+	uint64_t young = (uint64_t) now_us() - (uint64_t) n->cfg.gsi_delay_ms *
+	    1000;
+	size_t usable = pd.n;
+	pthread_rwlock_rdlock(&s->view_lock);
+	const table *it = table_find_id(s->view, id);
+	bool gone = it == NULL && s->view != NULL &&
+	    id < s->view->next_table_id;
+	bool wait = it == NULL || it->paused || (!table_serving(it) &&
+	    it->status != TABLE_CREATING);
+	for (size_t i = 0; i < pd.n && !gone && !wait; i++) {
+		rec r;
+		if (!index_rec_parse(pd.vals[i] + ROUTE_HEAD, pd.vls[i] - ROUTE_HEAD,
+		    false, &r) || r.index_id != id) {
+			done[i] = true; /* cannot be sent: never will be */
+			atomic_fetch_add(&s->records_dropped, 1);
+			continue;
+		}
+		if (n->cfg.gsi_delay_ms > 0 && r.v_num > young) {
+			usable = i;
+			break;
+		}
+		const partition *p = table_partition_for(it,
+		    keyenc_key_hash(r.key));
+		bytes_put_le32(pd.vals[i], p->id);
+		bytes_put_le64(pd.vals[i] + 4, p->epoch);
+		to[i] = p->node;
+		routed[i] = true;
+	}
+	pthread_rwlock_unlock(&s->view_lock);
+	for (size_t i = 0; gone && i < pd.n; i++) {
+		done[i] = true;
+		atomic_fetch_add(&s->records_dropped, 1);
+	}
+	uint32_t pressure = 0;
+	for (size_t i = 0; i < usable; i++) {
+		if (!routed[i] || sent[to[i]])
+			continue;
+		sent[to[i]] = true;
+		uint32_t bits;
+		bool ok = send_to(n, to[i], &pd, to, routed, &bits);
+		pressure |= bits;
+		for (size_t j = i; j < usable; j++)
+			if (routed[j] && to[j] == to[i])
+				done[j] = ok;
+		if (ok)
+			continue;
+		*failed = true;
+		if (bits == 0)
+			atomic_fetch_add(&s->send_failures, 1);
+	}
+	if (usable > 0)
+		note_pressure(s, id, pressure);
+	size_t nd = 0, first_left = pd.n;
+	for (size_t i = 0; i < pd.n; i++) {
+		nd += done[i];
+		if (!done[i] && first_left == pd.n)
+			first_left = i;
+	}
+	if (delete_done(n, &pd, done) != KV_OK) {
+		*failed = true;
+	} else {
+		if (!gone)
+			atomic_fetch_add(&s->records_sent, nd);
+		/* The next read starts at the first record left, or after
+		 * the last one read. */
+		uint64_t next = first_left < pd.n ?
+		    bytes_get_be64(pd.keys[first_left] + 9) :
+		    bytes_get_be64(pd.keys[pd.n - 1] + 9) + 1;
+		pthread_mutex_lock(&s->count_mu);
+		struct index_count *c = count_of(s, id);
+		if (c != NULL)
+			c->cursor = next;
+		pthread_mutex_unlock(&s->count_mu);
+	}
+	more = nd == pd.n && (pd.n >= REPL_MAX_RECORDS ||
+	    pd.bytes >= REPL_MAX_BYTES);
+out:
+	free(to);
+	free(routed);
+	free(done);
+	free(sent);
+	pending_free(&pd);
+	return more && !*failed;
+}
+
+/*
+ * One round over every index with records waiting. Returns true when
+ * some index may have more to send at once; *waiting when records wait
+ * (the delay, a pause, a failure), to look again soon.
+ */
+static bool
+repl_round(node *n, bool *failed, bool *waiting)
+{
+	index_state *s = n->gsi;
+	struct index_count todo[MAX_COUNTED];
+	size_t k = 0;
+	bool more = false;
+	*failed = *waiting = false;
+	/* Every index with records here is counted (index_count, and the
+	 * tally at start). */
+	int64_t now = now_us();
+	if (now - s->swept_us > SWEEP_US) {
+		/*
+		 * Now and then, look at the whole outbox for an index whose
+		 * records the counts missed (none should: a safety net, whose
+		 * cost is stepping over tombstones once in a while).
+		 */
+		uint32_t id;
+		uint64_t from = 0;
+		s->swept_us = now;
+		while (next_index(n, from, &id)) {
+			pthread_mutex_lock(&s->count_mu);
+			struct index_count *c = count_of(s, id);
+			if (c != NULL && c->pending <= 0)
+				c->pending = 1;
+			pthread_mutex_unlock(&s->count_mu);
+			from = (uint64_t) id + 1;
+		}
+	}
+	pthread_mutex_lock(&s->count_mu);
+	for (size_t i = 0; i < s->n_counts; i++)
+		if (s->counts[i].pending > 0)
+			todo[k++] = s->counts[i];
+	pthread_mutex_unlock(&s->count_mu);
+	for (size_t i = 0; i < k; i++) {
+		bool f = false;
+		more |= repl_index(n, todo[i].id, todo[i].cursor, &f);
+		*failed |= f;
+		*waiting = true;
+	}
+	return more;
+}
+
+static void *
+repl_run(void *arg)
+{
+	node *n = arg;
+	index_state *s = n->gsi;
+	bool failed = false, waiting = false;
+	pthread_mutex_lock(&s->mu);
+	while (!s->stop) {
+		s->kicked = false;
+		pthread_mutex_unlock(&s->mu);
+		bool again = repl_round(n, &failed, &waiting);
+		pthread_mutex_lock(&s->mu);
+		if (again || (s->kicked && !failed))
+			continue;
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		long ms = failed || waiting ? REPL_RETRY_MS : REPL_IDLE_MS;
+		ts.tv_nsec += ms * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		if (!s->stop && !s->kicked)
+			pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+/* Counts the outbox's records per index, and the highest number. */
+typedef struct outbox_tally {
+	index_state *s;
+	uint64_t last;
+} outbox_tally;
+
+static bool
+tally_one(void *arg, const uint8_t *k, size_t kl, const uint8_t *v,
+    size_t vl)
+{
+	outbox_tally *t = arg;
+	(void) v;
+	(void) vl;
+	if (kl != OUTBOX_KEY_LEN)
+		return true;
+	struct index_count *c = count_of(t->s, bytes_get_be32(k + 5));
+	if (c != NULL)
+		c->pending++;
+	uint64_t num = bytes_get_be64(k + 9);
+	if (num > t->last)
+		t->last = num;
+	return true;
+}
+
+kv_err
+index_open(node *n)
+{
+	index_state *s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return KV_ENOMEM;
+	/*
+	 * Writers first: a stream of writes to indexed tables, each holding
+	 * the view shared, must not keep a new catalog out for long. So no
+	 * thread may take it shared twice (a waiting writer would block the
+	 * second).
+	 */
+	pthread_rwlockattr_t attr;
+	pthread_rwlockattr_init(&attr);
+	pthread_rwlockattr_setkind_np(&attr,
+	    PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&s->view_lock, &attr);
+	pthread_rwlockattr_destroy(&attr);
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_mutex_init(&s->fill_mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
+	pthread_mutex_init(&s->count_mu, NULL);
+	pthread_mutex_init(&s->order_mu, NULL);
+	/* Numbers keep rising across restarts; the counts start right. */
+	outbox_tally tally = { .s = s };
+	if (store_scan(n->st, outbox_lo, sizeof(outbox_lo), outbox_hi,
+	    sizeof(outbox_hi), tally_one, &tally) != KV_OK)
+		tally.last = 0;
+	atomic_store(&s->clock, tally.last);
+	n->gsi = s;
+	if (pthread_create(&s->thread, NULL, repl_run, n) != 0) {
+		index_close(n); /* frees s */
+		return KV_ENOMEM;
+	}
+	s->started = true;
+	return KV_OK;
+}
+
+void
+index_close(node *n)
+{
+	index_state *s = n->gsi;
+	if (s == NULL)
+		return;
+	pthread_mutex_lock(&s->mu);
+	s->stop = true;
+	pthread_cond_signal(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	if (s->started)
+		pthread_join(s->thread, NULL);
+	/* Fills see stop between chunks. */
+	for (fill *f = s->fills, *next; f != NULL; f = next) {
+		next = f->next;
+		if (f->joinable)
+			pthread_join(f->thread, NULL);
+		free(f->done);
+		free(f);
+	}
+	pthread_mutex_destroy(&s->fill_mu);
+	pthread_mutex_destroy(&s->count_mu);
+	pthread_mutex_destroy(&s->order_mu);
+	n->gsi = NULL;
+	catalog_free(s->view);
+	pthread_rwlock_destroy(&s->view_lock);
+	pthread_mutex_destroy(&s->mu);
+	pthread_cond_destroy(&s->cv);
+	free(s);
+}
+
+void
+index_write_metrics(node *n, FILE *f)
+{
+	index_state *s = n->gsi;
+	if (s == NULL)
+		return;
+	fprintf(f, "# HELP kv_index_outbox_records Index records waiting in "
+	    "this node's outbox, per index (table \"BASE/INDEX\").\n"
+	    "# TYPE kv_index_outbox_records gauge\n");
+	struct index_count counts[MAX_COUNTED];
+	pthread_mutex_lock(&s->count_mu);
+	size_t nc = s->n_counts;
+	memcpy(counts, s->counts, nc * sizeof(*counts));
+	pthread_mutex_unlock(&s->count_mu);
+	int64_t now = now_us();
+	pthread_rwlock_rdlock(&s->view_lock);
+	for (size_t i = 0; i < nc; i++) {
+		const table *it = table_find_id(s->view, counts[i].id);
+		if (it == NULL)
+			continue;
+		fprintf(f, "kv_index_outbox_records{node=\"%u\",index=\"%s\"} "
+		    "%lld\n", n->index, it->name, (long long) (counts[i].pending >
+		    0 ? counts[i].pending : 0));
+	}
+	fprintf(f, "# HELP kv_index_outbox_oldest_seconds Age of the oldest "
+	    "record waiting for each index (at the replicator's last look; "
+	    "0: none).\n# TYPE kv_index_outbox_oldest_seconds gauge\n");
+	for (size_t i = 0; i < nc; i++) {
+		const table *it = table_find_id(s->view, counts[i].id);
+		if (it == NULL)
+			continue;
+		fprintf(f, "kv_index_outbox_oldest_seconds{node=\"%u\","
+		    "index=\"%s\"} %.6f\n", n->index, it->name,
+		    counts[i].oldest != 0 && counts[i].pending > 0 ?
+		    (double) (now - (int64_t) counts[i].oldest) / 1e6 : 0.0);
+	}
+	pthread_rwlock_unlock(&s->view_lock);
+	fprintf(f, "# HELP kv_index_records_total Index records: written to "
+	    "the outbox (by writes and by fills), sent and acknowledged, "
+	    "dropped (index gone), applied here, skipped here as older than "
+	    "the entry.\n"
+	    "# TYPE kv_index_records_total counter\n"
+	    "kv_index_records_total{node=\"%u\",what=\"written\"} %llu\n"
+	    "kv_index_records_total{node=\"%u\",what=\"sent\"} %llu\n"
+	    "kv_index_records_total{node=\"%u\",what=\"dropped\"} %llu\n"
+	    "kv_index_records_total{node=\"%u\",what=\"applied\"} %llu\n"
+	    "kv_index_records_total{node=\"%u\",what=\"skipped\"} %llu\n",
+	    n->index, (unsigned long long) atomic_load(&s->records_written),
+	    n->index, (unsigned long long) atomic_load(&s->records_sent),
+	    n->index, (unsigned long long) atomic_load(&s->records_dropped),
+	    n->index, (unsigned long long) atomic_load(&s->applied),
+	    n->index, (unsigned long long) atomic_load(&s->stale_skipped));
+	fprintf(f, "# HELP kv_index_filled_items_total Items given index "
+	    "records by fills of new indexes.\n"
+	    "# TYPE kv_index_filled_items_total counter\n"
+	    "kv_index_filled_items_total{node=\"%u\"} %llu\n", n->index,
+	    (unsigned long long) atomic_load(&s->filled));
+	fprintf(f, "# HELP kv_index_send_failures_total Rounds in which an "
+	    "index node did not apply what it was sent.\n"
+	    "# TYPE kv_index_send_failures_total counter\n"
+	    "kv_index_send_failures_total{node=\"%u\"} %llu\n", n->index,
+	    (unsigned long long) atomic_load(&s->send_failures));
+}

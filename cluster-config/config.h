@@ -15,6 +15,9 @@
  *   gsi-delay-ms 0                    every index record waits at least
  *                                     this long before it is sent, to
  *                                     test against an index behind
+ *   item-collection-kb 10485760       an item collection of a table with
+ *                                     local indexes grows no larger
+ *                                     (DynamoDB's 10 GB)
  *   node  ipc://.kv/run/node0.ipc  .kv/data/node0  [127.0.0.1:9100]
  *         [bus=URL] [standby]         (URL of its request server, data
  *                                     folder, and optionally where it
@@ -91,6 +94,7 @@ typedef struct config {
 	double split_threshold;     /* share of the ceiling that is hot */
 	uint64_t split_size_bytes;  /* 0: no splits for size */
 	uint32_t gsi_delay_ms;      /* index records held back at least */
+	uint64_t collection_max;    /* bytes of one item collection (LSIs) */
 	config_node nodes[CONFIG_MAX_NODES];
 	size_t n_nodes;
 	config_router routers[CONFIG_MAX_ROUTERS];
@@ -126,8 +130,8 @@ kv_err config_number(const char *s, uint64_t *out);
 
 /*
  * config_split_option applies one of the node tuning settings (key
- * "split-after-seconds", "split-threshold", "split-size-mb" or
- * "gsi-delay-ms", with or without leading dashes) to c: KV_OK, or
+ * "split-after-seconds", "split-threshold", "split-size-mb",
+ * "gsi-delay-ms" or "item-collection-kb", with or without leading dashes) to c: KV_OK, or
  * KV_EINVAL for another key or a bad value. For the cluster file and the
  * nodes' command lines.
  */
@@ -136,5 +140,6 @@ kv_err config_split_option(config *c, const char *key, const char *val);
 #define CONFIG_SPLIT_AFTER_S 300
 #define CONFIG_SPLIT_THRESHOLD 0.8
 #define CONFIG_SPLIT_SIZE_MB 10240
+#define CONFIG_COLLECTION_KB (10ull << 20) /* 10 GB */
 
 #endif

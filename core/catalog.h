@@ -157,6 +157,33 @@ table_is_index(const table *t)
 }
 
 /*
+ * index_local_no returns the number of t's local index d (0 for its
+ * first LSI, in the order CreateTable gave them), as its entries' keys
+ * carry it (core/keyenc.h); -1 for a global one. LSIs are made only with
+ * their table and never dropped, so the number never changes.
+ */
+static inline int
+index_local_no(const table *t, const index_def *d)
+{
+	int k = 0;
+	if (!d->local)
+		return -1;
+	for (const index_def *e = t->indexes; e < d; e++)
+		k += e->local;
+	return k;
+}
+
+/* table_has_local reports whether t has local secondary indexes. */
+static inline bool
+table_has_local(const table *t)
+{
+	for (size_t i = 0; i < t->n_indexes; i++)
+		if (t->indexes[i].local)
+			return true;
+	return false;
+}
+
+/*
  * table_find_id returns the table of c with id `id`, or NULL. Linear in
  * the number of tables. Borrows.
  */

@@ -20,6 +20,7 @@ static const char *const names[KV_ERR_COUNT] = {
 	[KV_IO] = "KV_IO",
 	[KV_CORRUPT] = "KV_CORRUPT",
 	[KV_PROTO] = "KV_PROTO",
+	[KV_COLL_FULL] = "KV_COLL_FULL",
 };
 
 const char *

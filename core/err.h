@@ -26,6 +26,7 @@ typedef enum kv_err {
 	KV_IO,            /* the store failed to read or write */
 	KV_CORRUPT,       /* stored or received bytes do not decode */
 	KV_PROTO,         /* a peer sent a message we cannot understand */
+	KV_COLL_FULL,     /* an item collection would pass its size limit */
 	KV_ERR_COUNT
 } kv_err;
 

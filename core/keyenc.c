@@ -156,6 +156,95 @@ keyenc_index_key(uint32_t table_id, const value *pk, const value *sk,
 	return KV_OK;
 }
 
+size_t
+keyenc_collection(uint32_t table_id, int local, const value *pk,
+    uint8_t *buf)
+{
+	size_t k = KEYENC_PREFIX;
+	keyenc_range_prefix(table_id, keyenc_hash(pk), buf);
+	if (local >= 0) {
+		buf[k++] = KEYENC_LOCAL_ENTRY;
+		buf[k++] = (uint8_t) local;
+	}
+	return k + keyenc_value(pk, buf + k);
+}
+
+kv_err
+keyenc_local_key(uint32_t table_id, int local, const value *pk,
+    const value *isk, const value *sk, uint8_t **out, size_t *len)
+{
+	size_t n = KEYENC_PREFIX + 2 + keyenc_value_size(pk) +
+	    keyenc_value_size(isk) + keyenc_value_size(sk);
+	uint8_t *buf = malloc(n);
+	if (buf == NULL)
+		return KV_ENOMEM;
+	size_t k = keyenc_collection(table_id, local, pk, buf);
+	k += keyenc_value(isk, buf + k);
+	k += keyenc_value(sk, buf + k);
+	if (k != n) {
+		fprintf(stderr, "keyenc: key size %zu, wrote %zu\n", n, k);
+		abort();
+	}
+	*out = buf;
+	*len = n;
+	return KV_OK;
+}
+
+kv_err
+keyenc_size_key(uint32_t table_id, const value *pk, uint8_t **out,
+    size_t *len)
+{
+	size_t n = KEYENC_PREFIX + 1 + keyenc_value_size(pk);
+	uint8_t *buf = malloc(n);
+	if (buf == NULL)
+		return KV_ENOMEM;
+	keyenc_range_prefix(table_id, keyenc_hash(pk), buf);
+	buf[KEYENC_PREFIX] = KEYENC_COLL_SIZE;
+	keyenc_value(pk, buf + KEYENC_PREFIX + 1);
+	*out = buf;
+	*len = n;
+	return KV_OK;
+}
+
+/* The length of the encoded key value at p[0..n), 0 if malformed. */
+static size_t
+value_extent(const uint8_t *p, size_t n)
+{
+	if (n < 1)
+		return 0;
+	if (p[0] == VAL_N) {
+		number num;
+		size_t used;
+		return number_decode(p + 1, n - 1, &num, &used) == KV_OK ?
+		    1 + used : 0;
+	}
+	for (size_t i = 1; i + 1 < n; i++) {
+		if (p[i] != 0x00)
+			continue;
+		if (p[i + 1] == 0x01)
+			return i + 2;
+		i++; /* 0x00 0xFF: an escaped zero byte */
+	}
+	return 0;
+}
+
+size_t
+keyenc_local_base(const uint8_t *k, size_t kl, uint8_t *buf)
+{
+	size_t at = KEYENC_PREFIX + 2;
+	if (keyenc_local_of(k, kl) < 0)
+		return 0;
+	size_t pkl = value_extent(k + at, kl - at);
+	size_t iskl = pkl > 0 ? value_extent(k + at + pkl, kl - at - pkl) : 0;
+	if (iskl == 0 || at + pkl + iskl >= kl)
+		return 0;
+	size_t rest = kl - at - pkl - iskl;
+	memcpy(buf, k, KEYENC_PREFIX);
+	memcpy(buf + KEYENC_PREFIX, k + at, pkl);
+	memcpy(buf + KEYENC_PREFIX + pkl, k + at + pkl + iskl, rest);
+	return KEYENC_PREFIX + pkl + rest;
+}
+
 void
 keyenc_table_prefix(uint32_t table_id, uint8_t buf[4])
 {

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "cluster.h"
+#include "index.h"
 #include "keyenc.h"
 #include "node.h"
 #include "number.h"
@@ -558,7 +559,7 @@ median_one(void *arg, const uint8_t *k, size_t kl, const uint8_t *v,
     size_t vl)
 {
 	median_ctx *m = arg;
-	if (vl >= RECORD_HEADER)
+	if (vl >= RECORD_HEADER && keyenc_local_of(k, kl) != -2)
 		m->seen += record_size(v);
 	if (m->seen * 2 >= m->want && kl >= KEYENC_PREFIX) {
 		m->h = keyenc_key_hash(k);
@@ -603,6 +604,11 @@ static void
 send_ask(node *n, ask *a)
 {
 	if (a->reason == RPC_REASON_SIZE && !median_cut(n, a))
+		return;
+	/* A table with local indexes keeps each item collection in one
+	 * partition (core/keyenc.h): a hot one stays alone at its hash,
+	 * under its partition's ceiling, as in DynamoDB. */
+	if (a->keyed && index_has_local(n, a->table_id))
 		return;
 	const uint8_t *subs[3];
 	size_t lens[3];

@@ -62,7 +62,7 @@ void index_view_install(node *n, catalog *c);
 
 /*
  * index_view_table sets *out to the table `table_id` of the view,
- * read-locked, when it has global indexes; to NULL (and nothing locked)
+ * read-locked, when it has global indexes to keep or local ones; to NULL (and nothing locked)
  * otherwise. Call index_view_unlock after a non-NULL answer. Returns
  * KV_STALE_ROUTE (nothing locked) while the node has no view yet, or one
  * older than the table's last assignment here: a write must not go
@@ -70,6 +70,10 @@ void index_view_install(node *n, catalog *c);
  */
 kv_err index_view_table(node *n, uint32_t table_id, const table **out);
 void index_view_unlock(node *n);
+
+/* index_has_local reports whether the view's table table_id has local
+ * indexes (which bind each item collection to one partition). */
+bool index_has_local(node *n, uint32_t table_id);
 
 /*
  * index_check reports, for a base item about to be written to table t,
@@ -98,6 +102,20 @@ typedef struct index_units {
 kv_err index_outbox(node *n, const table *t, uint64_t epoch,
     const value *old, const value *cur, arena *a, store_batch *b,
     index_units *u, size_t *n_u);
+
+/*
+ * index_local_write adds to b the changes of t's local index entries for
+ * a write of its item from old (NULL: none) to cur (NULL: deleted), and
+ * the new size of the item's collection (local.c), which it gives in
+ * *coll. u[*n_u..] gets what the write costs each local index, with ids
+ * RPC_LOCAL_INDEX_ID(k). The partition's mutex is held. KV_COLL_FULL (b
+ * unchanged by the size) when the write would grow the collection past
+ * the cluster's item-collection limit; KV_OK, KV_ENOMEM or KV_IO.
+ */
+kv_err index_local_write(node *n, const table *t, const value *old,
+    const value *cur, arena *a, store_batch *b, index_units *u, size_t *n_u,
+    uint64_t *coll);
+
 
 /*
  * index_units_answer puts u[0..n) in resp's blobs (RPC_INDEX_UNITS_LEN bytes

@@ -75,7 +75,8 @@ usage(void)
 	    "[--partition-rcu N] [--partition-wcu N] [--burst-seconds N] "
 	    "[--no-capacity] [--sched-normal] [--nng-requests] "
 	    "[--split-after-seconds N] [--split-threshold F] "
-	    "[--split-size-mb N] [--gsi-delay-ms N]\n");
+	    "[--split-size-mb N] [--gsi-delay-ms N]\n"
+	    "    [--item-collection-kb N]\n");
 	exit(2);
 }
 
@@ -108,7 +109,8 @@ main(int argc, char **argv)
 		    i + 1 < argc)
 			over_burst = argv[++i];
 		else if ((strncmp(argv[i], "--split-", 8) == 0 ||
-		    strcmp(argv[i], "--gsi-delay-ms") == 0) &&
+		    strcmp(argv[i], "--gsi-delay-ms") == 0 ||
+		    strcmp(argv[i], "--item-collection-kb") == 0) &&
 		    i + 1 < argc && n_split < 8) {
 			split_opt[n_split++] = argv[i];
 			split_opt[n_split++] = argv[++i];

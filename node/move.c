@@ -498,7 +498,10 @@ apply_pairs(node *n, move_in *m, const rpc_response *got, bool copy)
 		 * catch-up runs before the copy ends); a caught-up key may
 		 * replace one copied before.
 		 */
-		if (!copy) {
+		if (!keyenc_is_item(k, kl)) {
+			/* A local index's entry or a collection's size: moved,
+			 * not tallied (core/keyenc.h). */
+		} else if (!copy) {
 			uint8_t *old = NULL;
 			size_t ol = 0;
 			bool found = false;
@@ -513,7 +516,7 @@ apply_pairs(node *n, move_in *m, const rpc_response *got, bool copy)
 			}
 			free(old);
 		}
-		if (vl > 0) {
+		if (vl > 0 && keyenc_is_item(k, kl)) {
 			if (record_item_offset(v, vl) < vl)
 				items++;
 			bytes += record_size(v);

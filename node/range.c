@@ -36,7 +36,47 @@ typedef struct walk {
 	size_t n_members;
 	part *one;          /* members of an unkeyed partition: no allocation */
 	uint64_t one_bytes;
+	int local;          /* -1 the items; k local index k's entries */
+	bool fetch;         /* each entry read with its whole item */
+	store *st;
+	uint8_t *fetched;   /* the record of the last item fetched */
 } walk;
+
+/*
+ * Reads the whole item of local index entry k for a read that asks for
+ * attributes the index does not project: DynamoDB fetches them from the
+ * table, and charges the fetch as a read of the item of its own, in 4 KB
+ * units. *item and *len become the item; *extra the bytes to pay. A
+ * missing item (deleted since the entry was read) leaves the entry.
+ */
+static kv_err
+fetch_item(walk *w, const uint8_t *k, size_t kl, const uint8_t **item,
+    size_t *len, uint64_t *extra)
+{
+	uint8_t *bk = arena_alloc(w->a, kl);
+	size_t bkl = bk != NULL ? keyenc_local_base(k, kl, bk) : 0;
+	uint8_t *rec = NULL;
+	size_t rl = 0;
+	bool found = false;
+	*extra = 0;
+	if (bk == NULL)
+		return KV_ENOMEM;
+	if (bkl == 0)
+		return KV_CORRUPT;
+	kv_err rv = store_get(w->st, bk, bkl, &rec, &rl, &found);
+	if (rv != KV_OK || !found)
+		return rv;
+	if (rl < RECORD_HEADER) {
+		free(rec);
+		return KV_CORRUPT;
+	}
+	free(w->fetched);
+	w->fetched = rec;
+	*item = rec + RECORD_HEADER;
+	*len = rl - RECORD_HEADER;
+	*extra = ((uint64_t) record_size(rec) + 4095) / 4096 * 4096;
+	return KV_OK;
+}
 
 static bool
 keep(walk *w, const uint8_t *item, size_t len)
@@ -68,6 +108,9 @@ visit(void *arg, const uint8_t *k, size_t kl, const uint8_t *v, size_t vl)
 {
 	walk *w = arg;
 	rpc_response *r = w->resp;
+	/* Items, or one local index's entries (core/keyenc.h). */
+	if (keyenc_local_of(k, kl) != w->local)
+		return true;
 	if (vl < RECORD_HEADER) {
 		r->code = KV_CORRUPT;
 		return false;
@@ -79,12 +122,20 @@ visit(void *arg, const uint8_t *k, size_t kl, const uint8_t *v, size_t vl)
 		return true;
 	const uint8_t *item = v + at;
 	size_t len = vl - at;
+	uint64_t paid = record_size(v);
+	if (w->fetch) {
+		uint64_t extra;
+		if ((r->code = fetch_item(w, k, kl, &item, &len, &extra)) !=
+		    KV_OK)
+			return false;
+		paid += extra;
+	}
 	r->scanned++;
-	r->read_bytes += record_size(v);
+	r->read_bytes += paid;
 	size_t m = 0;
 	while (m + 1 < w->n_members && !part_holds_key(w->members[m], k, kl))
 		m++;
-	w->member_bytes[m] += record_size(v);
+	w->member_bytes[m] += paid;
 	bool pass = true;
 	if (w->filter != NULL) {
 		value decoded;
@@ -217,7 +268,14 @@ range_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 	if (req->range_hi == NULL)
 		hil = phil;
 	walk w = { .a = a, .filter = filter, .limit = req->limit,
-		.max_bytes = req->max_bytes, .resp = resp };
+		.max_bytes = req->max_bytes, .resp = resp,
+		.local = (int) (req->local & 0xFF) - 1,
+		.fetch = (req->local & RPC_LOCAL_FETCH) != 0, .st = n->st };
+	if (req->local > (RPC_LOCAL_FETCH | 0xFF) ||
+	    (w.fetch && w.local < 0)) {
+		resp->code = KV_PROTO;
+		goto out;
+	}
 	/*
 	 * A keyed group is read as one (the router names its first
 	 * member): each member the range reaches must admit the read, and
@@ -236,6 +294,7 @@ range_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 	    store_scan(n->st, lo, lol, hi, hil, visit, &w);
 	if (rv != KV_OK)
 		resp->code = rv;
+	free(w.fetched);
 	/* What was read is paid for, whether the filter kept it or not. */
 	for (size_t i = 0; i < w.n_members; i++)
 		if (w.n_members == 1 || w.member_bytes[i] > 0)

@@ -394,6 +394,15 @@ reshape_split(node *n, const rpc_request *req, arena *a,
 	}
 	const uint64_t *cuts = req->cuts;
 	size_t n_cuts = req->n_cuts;
+	if (req->range_lo_len > 0 && table_has_local(t)) {
+		/* A local index's entries live beside their collection's
+		 * items, in one partition (core/keyenc.h), as DynamoDB binds
+		 * such a collection to one partition. */
+		resp->code = KV_EINVAL;
+		resp->message = "a table with local secondary indexes does "
+		    "not split on the sort key";
+		goto out;
+	}
 	if (req->range_lo_len > 0) {
 		/*
 		 * On the sort key, inside one item collection: its partition

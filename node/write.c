@@ -204,12 +204,13 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 	bool size_known = false;
 	uint32_t old_size = 0;
 	/*
-	 * A table with global indexes: the view stays read-locked until the
-	 * end, its writes read the old item (to find its old entries) and
-	 * never open a run (each write has its own records).
+	 * A table with secondary indexes: the view stays read-locked until
+	 * the end, its writes read the old item (to find its old entries)
+	 * and never open a run (each write has its own records).
 	 */
 	const table *indexed = NULL;
 	bool kick = false, ordered = false;
+	uint64_t local_half = 0; /* what the write cost local indexes */
 	store_batch b;
 
 	store_batch_init(&b);
@@ -338,6 +339,16 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 			ordered = true;
 			resp->code = u == NULL ? KV_ENOMEM : index_outbox(n,
 			    indexed, p->epoch, old_v, new_v, a, &b, u, &nu);
+			size_t ng = nu;
+			if (resp->code == KV_OK && table_has_local(indexed)) {
+				resp->code = index_local_write(n, indexed,
+				    old_v, new_v, a, &b, u, &nu,
+				    &resp->coll_size);
+				resp->has_coll = true;
+			}
+			/* A local index's writes are the table's to pay. */
+			for (size_t i = ng; i < nu; i++)
+				local_half += u[i].half;
 			if (resp->code == KV_OK)
 				resp->code = index_units_answer(a, u, nu, resp);
 			if (resp->code != KV_OK)
@@ -370,7 +381,8 @@ unlock:
 	if (resp->code == KV_OK || resp->code == KV_COND_FAILED)
 		throttle_charge(n, p, true, req->key, req->key_len,
 		    2 * capacity_write_units(
-		    resp->old_size, resp->code == KV_OK ? resp->new_size : 0));
+		    resp->old_size, resp->code == KV_OK ? resp->new_size : 0) +
+		    (resp->code == KV_OK ? local_half : 0));
 unlock_map:
 	if (!in_run)
 		pthread_rwlock_unlock(&n->parts.lock);

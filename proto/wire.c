@@ -537,6 +537,7 @@ wire_pack_request(const rpc_request *r, uint8_t **out, size_t *len)
 	pb.move_id = r->move_id;
 	pb.reason = r->reason;
 	pb.ack = r->ack;
+	pb.local = r->local;
 	pb.n_cuts = r->n_cuts;
 	pb.cuts = (uint64_t *) r->cuts;
 	rv = wire_pack_pb(&pb.base, out, len);
@@ -629,6 +630,7 @@ wire_unpack_request(const uint8_t *buf, size_t len, arena *a,
 	r->move_id = pb->move_id;
 	r->reason = pb->reason;
 	r->ack = pb->ack;
+	r->local = pb->local;
 	if (pb->n_cuts > RPC_MAX_CUTS) {
 		rv = KV_PROTO;
 		goto out;
@@ -734,6 +736,8 @@ wire_pack_response(const rpc_response *r, uint8_t **out, size_t *len)
 	pb.n_blobs = r->n_blobs;
 	pb.blobs = blobs;
 	pb.seq = r->seq;
+	pb.has_coll = r->has_coll;
+	pb.coll_size = r->coll_size;
 	rv = wire_pack_pb(&pb.base, out, len);
 out:
 	free(items);
@@ -788,6 +792,8 @@ wire_unpack_response(const uint8_t *buf, size_t len, arena *a,
 	r->old_size = pb->old_size;
 	r->new_size = pb->new_size;
 	r->throttle = pb->throttle;
+	r->has_coll = pb->has_coll;
+	r->coll_size = pb->coll_size;
 	r->last_item = wire_copy_bytes(a, &pb->last_item, &r->last_item_len);
 	if ((rv = bytes_from_pb(a, pb->items, pb->n_items, false, &r->items,
 	    &r->item_lens)) != KV_OK)

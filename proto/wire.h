@@ -79,11 +79,14 @@ typedef enum rpc_op {
 } rpc_op;
 
 /*
- * A write to a table with global indexes answers, in resp.blobs, what it
- * cost each index it changed: RPC_INDEX_UNITS_LEN bytes each, the
- * index's table id (u32) and half write units (u64), little-endian.
+ * A write to a table with secondary indexes answers, in resp.blobs, what
+ * it cost each index it changed: RPC_INDEX_UNITS_LEN bytes each, the
+ * index's table id (u32) and half write units (u64), little-endian. A
+ * local index k has no table: its id is RPC_LOCAL_INDEX_ID(k).
  */
 #define RPC_INDEX_UNITS_LEN 12
+#define RPC_LOCAL_INDEX_ID(k) (0xFFFFFF00u | (uint32_t) (k))
+#define RPC_IS_LOCAL_INDEX_ID(id) (((id) & 0xFFFFFF00u) == 0xFFFFFF00u)
 
 /* RPC_INDEX_UPDATE's change (rpc_request.limit). */
 #define RPC_INDEX_CREATE 1
@@ -195,7 +198,12 @@ typedef struct rpc_request {
 	size_t n_cuts;
 	uint32_t reason;        /* SPLIT, MOVE: rpc_reason */
 	uint64_t ack;           /* MOVE_DIRTY: the batch last applied */
+	/* RANGE: 0 reads the table's items; k + 1 the entries of its local
+	 * index k, with RPC_LOCAL_FETCH each with its whole item. */
+	uint32_t local;
 } rpc_request;
+
+#define RPC_LOCAL_FETCH 0x100
 
 typedef struct part_stats {
 	uint32_t table_id;
@@ -239,6 +247,10 @@ typedef struct rpc_response {
 	size_t *blob_lens;
 	size_t n_blobs;
 	uint64_t seq;          /* MOVE_DIRTY: this batch's number */
+	/* A write to a table with local indexes: the size of the item's
+	 * collection after it (DynamoDB's ItemCollectionMetrics). */
+	bool has_coll;
+	uint64_t coll_size;
 } rpc_response;
 
 /*

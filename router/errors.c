@@ -46,6 +46,9 @@ static const struct {
 	    "ProvisionedThroughputExceededException" },
 	[ERR_THROTTLING] = { 400,
 	    "com.amazonaws.dynamodb.v20120810#ThrottlingException" },
+	[ERR_COLLECTION_SIZE] = { 400,
+	    "com.amazonaws.dynamodb.v20120810#"
+	    "ItemCollectionSizeLimitExceededException" },
 };
 
 static const char fallback[] =
@@ -100,6 +103,11 @@ errors_from_kv(reply *r, kv_err e)
 	case KV_UNAVAILABLE:
 		errors_reply(r, ERR_UNAVAILABLE,
 		    "The partition's storage node is unavailable");
+		break;
+	case KV_COLL_FULL:
+		/* DynamoDB's wording in a transaction's CancellationReasons;
+		 * the plain exception's own message was not found. */
+		errors_reply(r, ERR_COLLECTION_SIZE, "Collection size exceeded.");
 		break;
 	case KV_TIMEDOUT:
 		errors_reply(r, ERR_INTERNAL,

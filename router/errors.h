@@ -26,6 +26,7 @@ typedef enum api_error {
 	ERR_LIMIT_EXCEEDED,      /* LimitExceededException */
 	ERR_PROVISIONED_EXCEEDED, /* ProvisionedThroughputExceededException */
 	ERR_THROTTLING,          /* ThrottlingException */
+	ERR_COLLECTION_SIZE,     /* ItemCollectionSizeLimitExceededException */
 } api_error;
 
 /*

@@ -12,9 +12,6 @@
  * requests; only the messages about a GSI's throughput differ between
  * them. The messages are DynamoDB's; where a source gave the words but not
  * the place in the order, the order is ours and says so.
- *
- * Local secondary indexes are checked in full and then refused: the nodes
- * do not maintain them yet (INDEX_LSI_SUPPORTED).
  */
 #include "index_spec.h"
 
@@ -23,13 +20,6 @@
 #include <string.h>
 
 #include "errors.h"
-
-/*
- * Until the nodes keep LSI entries (in the base table's partitions), a
- * request naming LSIs is refused once it has passed every check, so that
- * turning this on later changes nothing else a client sees.
- */
-#define INDEX_LSI_SUPPORTED 0
 
 #define MAX_PROVISIONED 1000000000000LL
 #define MAX_NONKEY 20 /* NonKeyAttributes of one index (a shape limit) */
@@ -736,11 +726,6 @@ index_spec_check(api_ctx *c, const index_spec *s, const index_spec_table *t,
 		    "NonKeyAttributes summed across all secondary indexes "
 		    "exceeds the per-table limit of %d",
 		    INDEX_SPEC_MAX_PROJECTED);
-		return false;
-	}
-	if (!INDEX_LSI_SUPPORTED && s->n_local > 0) {
-		errors_reply(out, ERR_VALIDATION, "Local secondary indexes are "
-		    "not supported by this cluster yet");
 		return false;
 	}
 	*defs = d;

@@ -137,7 +137,7 @@ read_request_items(json_t *body, const char **mode, json_t **items,
 	return true;
 }
 
-#define SLOT_INDEXES 20 /* DynamoDB's most GSIs per table */
+#define SLOT_INDEXES 25 /* DynamoDB's most GSIs and LSIs per table */
 
 /* What became of one item of a batch. */
 typedef struct slot {
@@ -148,6 +148,8 @@ typedef struct slot {
 	uint32_t iids[SLOT_INDEXES];
 	uint64_t ihalf[SLOT_INDEXES];
 	size_t n_ix;
+	bool has_coll;  /* BatchWriteItem: the size of the item's */
+	uint64_t coll;  /* collection (a table with local indexes) */
 	json_t *item;  /* BatchGetItem: the item found, projected */
 	size_t bytes;  /* BatchGetItem: its size on the wire */
 	bool throttled; /* fail is a throttle answer: return it unprocessed */
@@ -177,18 +179,18 @@ charge(api_ctx *c, json_t *cc, const char *name, uint64_t half,
 		return;
 	route_read_lock();
 	for (size_t i = 0; i < sl->n_ix; i++) {
-		const table *it = table_find_id(route_current(c->r),
-		    sl->iids[i]);
-		const char *slash = it != NULL ? strchr(it->name, '/') : NULL;
-		if (slash == NULL)
+		bool local;
+		const char *iname = ops_index_name(c, name, sl->iids[i],
+		    &local);
+		if (iname == NULL)
 			continue;
-		json_t *ix = json_object_get(cc, "indexes");
+		json_t *ix = json_object_get(cc, local ? "locals" : "indexes");
 		json_t *t = json_object_get(ix, name);
 		if (t == NULL) {
 			t = json_object();
 			json_object_set_new(ix, name, t);
 		}
-		add_units(t, slash + 1, sl->ihalf[i]);
+		add_units(t, iname, sl->ihalf[i]);
 	}
 	route_read_unlock();
 }
@@ -197,8 +199,8 @@ charge(api_ctx *c, json_t *cc, const char *name, uint64_t half,
 static json_t *
 charges_new(void)
 {
-	return json_pack("{s:o,s:o}", "tables", json_object(), "indexes",
-	    json_object());
+	return json_pack("{s:o,s:o,s:o}", "tables", json_object(), "indexes",
+	    json_object(), "locals", json_object());
 }
 
 /*
@@ -214,21 +216,29 @@ consumed_list(json_t *j, const char *mode, json_t *cc)
 		return;
 	json_t *list = json_array();
 	json_object_foreach(json_object_get(cc, "tables"), name, v) {
-		json_t *ix = json_object_get(json_object_get(cc, "indexes"),
-		    name);
-		size_t n = 0, k = ix != NULL ? json_object_size(ix) : 0;
+		json_t *ix[2] = {
+			json_object_get(json_object_get(cc, "indexes"), name),
+			json_object_get(json_object_get(cc, "locals"), name),
+		};
+		size_t n = 0, k = json_object_size(ix[0]) +
+		    json_object_size(ix[1]);
 		const char **names = calloc(k + 1, sizeof(*names));
 		uint64_t *ihalf = calloc(k + 1, sizeof(*ihalf));
-		if (names != NULL && ihalf != NULL && ix != NULL) {
-			json_object_foreach(ix, iname, iv) {
+		bool *local = calloc(k + 1, sizeof(*local));
+		for (int l = 0; l < 2 && names != NULL && ihalf != NULL &&
+		    local != NULL; l++) {
+			json_object_foreach(ix[l], iname, iv) {
 				names[n] = iname;
+				local[n] = l == 1;
 				ihalf[n++] = (uint64_t) json_integer_value(iv);
 			}
 		}
 		json_array_append_new(list, req_consumed_object(mode, name,
-		    (uint64_t) json_integer_value(v), names, ihalf, n));
+		    (uint64_t) json_integer_value(v), names, ihalf, local,
+		    n));
 		free(names);
 		free(ihalf);
+		free(local);
 	}
 	json_object_set_new(j, "ConsumedCapacity", list);
 }
@@ -310,6 +320,8 @@ finish(batch_job *b, api_ctx *wc, size_t i, const rpc_response *resp)
 	if (g == NULL) {
 		sl->half = 2 * capacity_write_units(resp->old_size,
 		    resp->new_size);
+		sl->has_coll = resp->has_coll;
+		sl->coll = resp->coll_size;
 		/* Copied: the worker's arena goes before the answer is
 		 * written; the names are looked up then. */
 		sl->n_ix = 0;
@@ -478,6 +490,33 @@ run_all(batch_job *b)
 			run_one(b, c, i);
 }
 
+/*
+ * Adds ItemCollectionMetrics to j: for each applied write to a table with
+ * local indexes, its item collection's size after it, by table.
+ */
+static void
+collection_metrics(api_ctx *c, const entry *es, const slot *slots, size_t n,
+    json_t *j)
+{
+	json_t *map = json_object();
+	route_read_lock();
+	for (size_t i = 0; i < n; i++) {
+		if (!slots[i].has_coll || retry_later(&slots[i]))
+			continue;
+		const table *t = catalog_find(route_current(c->r),
+		    es[i].table, strlen(es[i].table));
+		json_t *m = t != NULL ? req_collection_metrics(t, &es[i].v,
+		    slots[i].coll) : NULL;
+		if (m != NULL)
+			json_array_append_new(list_for(map, es[i].table), m);
+	}
+	route_read_unlock();
+	if (json_object_size(map) > 0)
+		json_object_set_new(j, "ItemCollectionMetrics", map);
+	else
+		json_decref(map);
+}
+
 void
 ops_batch_write(api_ctx *c, json_t *body, reply *out)
 {
@@ -485,8 +524,10 @@ ops_batch_write(api_ctx *c, json_t *body, reply *out)
 	const char *mode, *table;
 	json_t *list;
 	size_t n = 0;
+	bool metrics;
 
-	if (!read_request_items(body, &mode, &items_j, out))
+	if (!read_request_items(body, &mode, &items_j, out) ||
+	    !req_metrics_mode(body, &metrics, out))
 		return;
 	req_errors e = { 0 };
 	json_object_foreach(items_j, table, list) {
@@ -615,6 +656,8 @@ ops_batch_write(api_ctx *c, json_t *body, reply *out)
 	json_t *j = json_pack("{s:o}", "UnprocessedItems", unprocessed);
 	consumed_list(j, mode, cc);
 	json_decref(cc);
+	if (metrics)
+		collection_metrics(c, es, slots, n, j);
 	api_reply_json(out, j);
 }
 

@@ -353,9 +353,43 @@ write_item(api_ctx *c, jtext *t, const rpc_response *resp, const char *field,
 	return !t->failed;
 }
 
+json_t *
+ops_collection_metrics(api_ctx *c, const item_op *op,
+    const rpc_response *resp)
+{
+	json_t *j = NULL;
+	if (!op->metrics || !resp->has_coll)
+		return NULL;
+	route_read_lock();
+	const table *t = catalog_find(route_current(c->r), op->table,
+	    strlen(op->table));
+	if (t != NULL)
+		j = req_collection_metrics(t, op->v, resp->coll_size);
+	route_read_unlock();
+	return j;
+}
+
+const char *
+ops_index_name(api_ctx *c, const char *tname, uint32_t id, bool *local)
+{
+	const catalog *cat = route_current(c->r);
+	*local = RPC_IS_LOCAL_INDEX_ID(id);
+	if (*local) {
+		const table *t = catalog_find(cat, tname, strlen(tname));
+		for (size_t i = 0; t != NULL && i < t->n_indexes; i++)
+			if (index_local_no(t, &t->indexes[i]) ==
+			    (int) (id & 0xFF))
+				return t->indexes[i].name;
+		return NULL;
+	}
+	const table *it = table_find_id(cat, id);
+	const char *slash = it != NULL ? strchr(it->name, '/') : NULL;
+	return slash != NULL ? slash + 1 : NULL;
+}
+
 size_t
-ops_index_units(api_ctx *c, const rpc_response *resp, const char **names,
-    uint64_t *ihalf)
+ops_index_units(api_ctx *c, const char *tname, const rpc_response *resp,
+    const char **names, uint64_t *ihalf, bool *local)
 {
 	size_t n = 0;
 	if (resp->n_blobs == 0)
@@ -364,12 +398,11 @@ ops_index_units(api_ctx *c, const rpc_response *resp, const char **names,
 	for (size_t i = 0; i < resp->n_blobs; i++) {
 		if (resp->blob_lens[i] != RPC_INDEX_UNITS_LEN)
 			continue;
-		const table *it = table_find_id(route_current(c->r),
-		    bytes_get_le32(resp->blobs[i]));
-		const char *slash = it != NULL ? strchr(it->name, '/') : NULL;
-		if (slash == NULL)
+		const char *name = ops_index_name(c, tname,
+		    bytes_get_le32(resp->blobs[i]), &local[n]);
+		if (name == NULL)
 			continue;
-		names[n] = arena_dup(c->a, slash + 1, strlen(slash + 1));
+		names[n] = arena_dup(c->a, name, strlen(name));
 		ihalf[n] = bytes_get_le64(resp->blobs[i] + 4);
 		n += names[n] != NULL;
 	}
@@ -418,10 +451,19 @@ reply_write(api_ctx *c, const item_op *op, rpc_response *resp, reply *out)
 	    sizeof(*names));
 	uint64_t *ihalf = arena_alloc(c->a, (resp->n_blobs + 1) *
 	    sizeof(*ihalf));
-	if (op->capacity != NULL && names != NULL && ihalf != NULL)
-		n = ops_index_units(c, resp, names, ihalf);
+	bool *local = arena_alloc(c->a, (resp->n_blobs + 1) *
+	    sizeof(*local));
+	if (op->capacity != NULL && names != NULL && ihalf != NULL &&
+	    local != NULL)
+		n = ops_index_units(c, op->table, resp, names, ihalf, local);
 	req_consumed_indexes(&t, op->capacity, op->table, base, names, ihalf,
-	    n);
+	    local, n);
+	json_t *icm = ops_collection_metrics(c, op, resp);
+	if (icm != NULL) {
+		jtext_member(&t, "ItemCollectionMetrics");
+		jtext_json(&t, icm);
+		json_decref(icm);
+	}
 	jtext_lit(&t, "}");
 	api_reply_text(out, &t);
 }
@@ -456,7 +498,8 @@ ops_item_prepare(api_ctx *c, item_kind kind, json_t *body, item_req *ir,
 		op->req.consistent = ir->consistent;
 	} else if (!read_return_values(body, kind == ITEM_UPDATE,
 	    &op->req.return_values, out) ||
-	    !read_return_on_failure(body, &op->req.return_on_failure, out)) {
+	    !read_return_on_failure(body, &op->req.return_on_failure, out) ||
+	    !req_metrics_mode(body, &op->metrics, out)) {
 		return false;
 	}
 	if (!read_item(c, body, op->is_item ? "Item" : "Key",

@@ -17,6 +17,7 @@ typedef struct item_op {
 	bool is_item;            /* v is a whole item */
 	const expr_update *upd;  /* UpdateItem: refuse key updates */
 	const char *capacity;    /* ReturnConsumedCapacity; NULL: none */
+	bool metrics;            /* ReturnItemCollectionMetrics SIZE */
 	rpc_request req;         /* op, item, expressions, return values */
 	bool throttled;          /* set by ops_item_call: a throttle answer */
 } item_op;
@@ -86,12 +87,30 @@ void ops_item_finish(api_ctx *c, item_req *ir, rpc_response *resp,
 bool ops_item_encode(api_ctx *c, const value *v, item_op *op, reply *out);
 
 /*
- * ops_index_units reads what a write cost each global index from the
- * node's answer (its blobs: RPC_INDEX_UNITS_LEN bytes each) into
- * names[] and ihalf[] (room for resp->n_blobs; names in c->a), with the
- * index names from the router's catalog. Returns how many.
+ * ops_index_units reads what a write to table tname cost each index
+ * from the node's answer (its blobs: RPC_INDEX_UNITS_LEN bytes each) into
+ * names[], ihalf[] and local[] (room for resp->n_blobs; names in c->a),
+ * with the index names from the router's catalog. Returns how many.
  */
-size_t ops_index_units(api_ctx *c, const rpc_response *resp,
-    const char **names, uint64_t *ihalf);
+size_t ops_index_units(api_ctx *c, const char *tname,
+    const rpc_response *resp, const char **names, uint64_t *ihalf,
+    bool *local);
+
+/*
+ * ops_collection_metrics returns the ItemCollectionMetrics of op's write
+ * (a new reference) when op asked for them and its table has local
+ * indexes, else NULL.
+ */
+json_t *ops_collection_metrics(api_ctx *c, const item_op *op,
+    const rpc_response *resp);
+
+/*
+ * ops_index_name returns the name of the index of table tname that a
+ * node's units blob calls id (a GSI's table, or RPC_LOCAL_INDEX_ID), and
+ * whether it is local; NULL when the catalog no longer has it. Borrows
+ * the catalog: needs the route's read lock.
+ */
+const char *ops_index_name(api_ctx *c, const char *tname, uint32_t id,
+    bool *local);
 
 #endif

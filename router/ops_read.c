@@ -105,8 +105,11 @@ read_common(api_ctx *c, json_t *body, unsigned which, read_req *r,
 	if (!req_exprs_read(c, body, which, &r->x, out))
 		return false;
 	r->select = r->x.proj != NULL ? SELECT_SPECIFIC : SELECT_ALL;
+	r->select_given = select;
+	r->local = -1;
 	if (select != NULL) {
-		if (strcmp(select, "ALL_PROJECTED_ATTRIBUTES") == 0) {
+		if (strcmp(select, "ALL_PROJECTED_ATTRIBUTES") == 0 &&
+		    index == NULL) {
 			errors_reply(out, ERR_VALIDATION, "One or more parameter "
 			    "values were invalid: Select type "
 			    "ALL_PROJECTED_ATTRIBUTES is not supported");
@@ -199,6 +202,15 @@ take_range(api_ctx *c, const read_req *r, rpc_response *resp, page *pg)
 	return KV_OK;
 }
 
+/* The RANGE request's `local` for r (proto/wire.h). */
+static uint32_t
+local_field(const read_req *r)
+{
+	if (r->local < 0)
+		return 0;
+	return (uint32_t) (r->local + 1) | (r->fetch ? RPC_LOCAL_FETCH : 0);
+}
+
 /*
  * Reads [lo, hi) of partition p for the page, within what is left of the
  * page's item and byte budget. Returns KV_OK, KV_STALE_ROUTE or a failure.
@@ -215,7 +227,7 @@ read_part(api_ctx *c, const read_req *r, const uint8_t *cond, size_t condl,
 		.limit = r->limit != 0 ? r->limit - pg->scanned : 0,
 		.max_bytes = PAGE_BYTES - pg->read_bytes,
 		.consistent = r->consistent, .condition = cond,
-		.condition_len = condl,
+		.condition_len = condl, .local = local_field(r),
 	};
 	rpc_response resp;
 	kv_err rv = conn_call(c->r, p->node, &req, c->a, &resp);
@@ -287,8 +299,9 @@ reply_page(const read_req *r, const table *t, const table *qt, page *pg,
 	    r->consistent);
 	if (qt != t) {
 		const char *names[1] = { r->index };
+		bool local = r->local >= 0;
 		req_consumed_indexes(j, r->capacity, t->name, 0, names, &half,
-		    1);
+		    &local, 1);
 	} else {
 		req_consumed_text(j, r->capacity, t->name, half);
 	}
@@ -373,27 +386,126 @@ esk_in_query(const read_req *r, const value *pk, const value *epk,
 	return true;
 }
 
+/* Whether index d of t projects the top-level attribute name[0..n). */
+static bool
+projects(const table *t, const index_def *d, const char *name, size_t n)
+{
+	const char *keys[4] = { t->hash.name, t->range.name, d->hash.name,
+	    d->range.name };
+	if (d->projection == PROJECT_ALL)
+		return true;
+	for (int i = 0; i < 4; i++)
+		if (keys[i] != NULL && strlen(keys[i]) == n &&
+		    memcmp(keys[i], name, n) == 0)
+			return true;
+	for (size_t i = 0; d->projection == PROJECT_INCLUDE &&
+	    i < d->n_include; i++)
+		if (strlen(d->include[i]) == n &&
+		    memcmp(d->include[i], name, n) == 0)
+			return true;
+	return false;
+}
+
+/* Whether o names an attribute index d of t does not project. */
+static bool
+operand_outside(const table *t, const index_def *d, const expr_operand *o)
+{
+	if (o->kind == EXPR_OPND_PATH) {
+		const expr_path_elem *e = &o->path.elems[0];
+		return e->name != NULL && !projects(t, d, e->name,
+		    e->name_len);
+	}
+	for (size_t i = 0; o->kind == EXPR_OPND_FUNC && i < o->nargs; i++)
+		if (operand_outside(t, d, &o->args[i]))
+			return true;
+	return false;
+}
+
+static bool
+cond_outside(const table *t, const index_def *d, const expr_cond *c)
+{
+	for (size_t i = 0; i < c->nops; i++)
+		if (operand_outside(t, d, &c->ops[i]))
+			return true;
+	for (size_t i = 0; i < c->nkids; i++)
+		if (cond_outside(t, d, c->kids[i]))
+			return true;
+	return false;
+}
+
 /*
- * The table a read of t with IndexName `index` reads: t itself without
- * one, else the global index's table. NULL when the index is missing
- * (with *out filled, unless quiet) or not readable yet. Needs the route
- * read lock.
+ * Whether a read of local index d of t wants attributes that d does not
+ * project: DynamoDB then fetches each entry's item from the table.
+ */
+static bool
+wants_fetch(const table *t, const index_def *d, const read_req *r)
+{
+	if (d->projection == PROJECT_ALL || r->select == SELECT_COUNT)
+		return r->x.filter != NULL && d->projection != PROJECT_ALL &&
+		    cond_outside(t, d, r->x.filter);
+	if (r->select_given != NULL &&
+	    strcmp(r->select_given, "ALL_ATTRIBUTES") == 0)
+		return true;
+	for (size_t i = 0; r->x.proj != NULL && i < r->x.proj->n; i++) {
+		const expr_path_elem *e = &r->x.proj->paths[i].elems[0];
+		if (e->name != NULL && !projects(t, d, e->name, e->name_len))
+			return true;
+	}
+	return r->x.filter != NULL && cond_outside(t, d, r->x.filter);
+}
+
+/*
+ * The table a read r of t reads: t itself without an IndexName, a global
+ * index's table, or for a local index a view of t (in c->a, borrowing t,
+ * valid while the route's read lock is held) whose sort key is the
+ * index's; r->local says which local index (-1: none), and r->fetch
+ * whether its entries are read with their items. NULL when the index is
+ * missing or refuses the read (with *out filled, unless quiet) or is not
+ * readable yet. Needs the route read lock.
  */
 static const table *
-read_table_of(api_ctx *c, const table *t, const char *index,
-    bool consistent, reply *out, bool quiet)
+read_table_of(api_ctx *c, const table *t, read_req *r, bool consistent,
+    reply *out, bool quiet)
 {
+	const char *index = r->index;
+	r->local = -1;
 	if (index == NULL)
 		return t;
 	for (size_t i = 0; i < t->n_indexes; i++) {
 		const index_def *d = &t->indexes[i];
 		if (strcmp(d->name, index) != 0 || d->deleting)
 			continue;
-		if (consistent && !d->local) {
+		bool all = r->select_given != NULL &&
+		    strcmp(r->select_given, "ALL_ATTRIBUTES") == 0;
+		if (d->local) {
+			table *v = arena_alloc(c->a, sizeof(*v));
+			if (v == NULL) {
+				if (!quiet)
+					errors_from_kv(out, KV_ENOMEM);
+				return NULL;
+			}
+			*v = *t;
+			v->range = d->range;
+			v->indexes = NULL;
+			v->n_indexes = 0;
+			r->local = index_local_no(t, d);
+			r->fetch = wants_fetch(t, d, r);
+			return v;
+		}
+		if (consistent) {
 			if (!quiet)
 				errors_reply(out, ERR_VALIDATION, "Consistent "
 				    "reads are not supported on global "
 				    "secondary indexes");
+			return NULL;
+		}
+		if (all && d->projection != PROJECT_ALL) {
+			if (!quiet)
+				errors_reply(out, ERR_VALIDATION, "One or more "
+				    "parameter values were invalid: Select type "
+				    "ALL_ATTRIBUTES is not supported for global "
+				    "secondary index %s because its projection "
+				    "type is not ALL", index);
 			return NULL;
 		}
 		const table *it = table_find_id(route_current(c->r),
@@ -420,7 +532,7 @@ read_table_of(api_ctx *c, const table *t, const char *index,
  * key value in *pk.
  */
 static uint8_t *
-esk_storage_key(api_ctx *c, const table *t, const table *qt,
+esk_storage_key(api_ctx *c, const table *t, const table *qt, int local,
     const value *esk, const value **pk, size_t *len, reply *out)
 {
 	const value *sk, *bpk = NULL, *bsk = NULL;
@@ -458,7 +570,9 @@ esk_storage_key(api_ctx *c, const table *t, const table *qt,
 		sk = vals[1];
 		bpk = vals[2];
 		bsk = vals[3];
-		rv = keyenc_index_key(qt->id, *pk, sk, bpk, bsk, &k, len);
+		rv = local >= 0 ? keyenc_local_key(t->id, local, *pk, sk,
+		    bsk, &k, len) :
+		    keyenc_index_key(qt->id, *pk, sk, bpk, bsk, &k, len);
 	}
 	if (rv != KV_OK || (ka = arena_alloc(c->a, *len + 1)) == NULL) {
 		if (rv == KV_OK)
@@ -633,8 +747,10 @@ query_bounds(api_ctx *c, const table *t, const read_req *r,
 		    pk->type == VAL_S ? "string" : "binary", t->hash.name);
 		return false;
 	}
-	/* The item collection: table | hash | enc(pk). */
-	size_t cl = KEYENC_PREFIX + keyenc_value_size(pk);
+	/* The item collection: table | hash | enc(pk), or a local index's
+	 * entries of it (core/keyenc.h). */
+	size_t cl = KEYENC_PREFIX + (r->local >= 0 ? 2 : 0) +
+	    keyenc_value_size(pk);
 	size_t vmax = 0;
 	for (int k = 0; rk != NULL && k < 2; k++)
 		if (rk->v[k] != NULL && keyenc_value_size(rk->v[k]) > vmax)
@@ -643,8 +759,7 @@ query_bounds(api_ctx *c, const table *t, const read_req *r,
 	b->hi = arena_alloc(c->a, cl + vmax + 2);
 	if (b->lo == NULL || b->hi == NULL)
 		return errors_from_kv(out, KV_ENOMEM), false;
-	keyenc_range_prefix(t->id, keyenc_hash(pk), b->lo);
-	keyenc_value(pk, b->lo + KEYENC_PREFIX);
+	keyenc_collection(t->id, r->local, pk, b->lo);
 	memcpy(b->hi, b->lo, cl);
 	b->lol = cl;
 	b->hil = successor(b->hi, cl);
@@ -727,11 +842,11 @@ ops_query_route(api_ctx *c, json_t *body, query_req *q, bool *refreshed,
 
 	route_read_lock();
 	const table *t = find_table(c, r->table, refreshed, out);
-	const table *qt = t != NULL ? read_table_of(c, t, r->index,
+	const table *qt = t != NULL ? read_table_of(c, t, r,
 	    r->consistent, out, false) : NULL;
 	if (qt == NULL || !query_bounds(c, qt, r, &pk, &b, out) ||
 	    filter_keys_refused(body, qt, r, out) ||
-	    (r->has_esk && (ka = esk_storage_key(c, t, qt, &r->esk, &epk,
+	    (r->has_esk && (ka = esk_storage_key(c, t, qt, r->local, &r->esk, &epk,
 	    &kl, out)) == NULL) ||
 	    (r->has_esk && !esk_in_query(r, pk, epk, out))) {
 		route_read_unlock();
@@ -760,6 +875,7 @@ ops_query_route(api_ctx *c, json_t *body, query_req *q, bool *refreshed,
 		.backward = r->backward, .limit = r->limit,
 		.max_bytes = PAGE_BYTES, .consistent = r->consistent,
 		.condition = q->cond, .condition_len = q->condl,
+		.local = local_field(r),
 	};
 	route_read_unlock();
 	if (q->tname == NULL) {
@@ -788,7 +904,7 @@ ops_query_answer(api_ctx *c, query_req *q, kv_err rv, rpc_response *resp,
 	route_read_lock();
 	const table *now = catalog_find(route_current(c->r), q->tname,
 	    strlen(q->tname));
-	const table *qt = now != NULL ? read_table_of(c, now, q->r.index,
+	const table *qt = now != NULL ? read_table_of(c, now, &q->r,
 	    false, out, true) : NULL;
 	if (qt == NULL)
 		req_table_missing(out);
@@ -893,12 +1009,12 @@ ops_read_scan(api_ctx *c, json_t *body, reply *out)
 	for (int attempt = 0; attempt < ROUTE_STALE_RETRIES; attempt++) {
 		route_read_lock();
 		const table *t = find_table(c, r.table, &refreshed, out);
-		const table *qt = t != NULL ? read_table_of(c, t, r.index,
+		const table *qt = t != NULL ? read_table_of(c, t, &r,
 		    r.consistent, out, false) : NULL;
 		const value *epk;
 		size_t kl = 0;
 		if (qt == NULL || (r.has_esk && start == NULL &&
-		    (start = esk_storage_key(c, t, qt, &r.esk, &epk, &kl,
+		    (start = esk_storage_key(c, t, qt, r.local, &r.esk, &epk, &kl,
 		    out)) == NULL)) {
 			route_read_unlock();
 			jtext_fini(&pg.items);
@@ -986,7 +1102,7 @@ ops_read_scan(api_ctx *c, json_t *body, reply *out)
 		}
 		route_read_lock();
 		t = catalog_find(route_current(c->r), tname, strlen(tname));
-		qt = t != NULL ? read_table_of(c, t, r.index, false, out,
+		qt = t != NULL ? read_table_of(c, t, &r, false, out,
 		    true) : NULL;
 		if (qt == NULL) {
 			route_read_unlock();

@@ -29,6 +29,12 @@ typedef struct read_req {
 	uint32_t segment, total_segments; /* Scan; total 0: not parallel */
 	const char *capacity; /* ReturnConsumedCapacity; NULL: none */
 	const char *index;    /* IndexName; NULL: the table itself */
+	const char *select_given; /* Select as the request gave it, or NULL */
+	/* Set once the table is known: the local index read (-1: none),
+	 * and whether its entries are read with their items (the request
+	 * wants attributes the index does not project). */
+	int local;
+	bool fetch;
 } read_req;
 
 /* The page being built. */

@@ -261,6 +261,40 @@ req_capacity(json_t *body, const char **mode, reply *out)
 	return false;
 }
 
+bool
+req_metrics_mode(json_t *body, bool *size, reply *out)
+{
+	const char *s;
+	*size = false;
+	if (!req_string(body, "ReturnItemCollectionMetrics", &s, out))
+		return false;
+	if (s == NULL || strcmp(s, "NONE") == 0)
+		return true;
+	if (strcmp(s, "SIZE") == 0) {
+		*size = true;
+		return true;
+	}
+	errors_reply(out, ERR_VALIDATION, "1 validation error detected: Value "
+	    "'%s' at 'returnItemCollectionMetrics' failed to satisfy "
+	    "constraint: Member must satisfy enum value set: [SIZE, NONE]", s);
+	return false;
+}
+
+json_t *
+req_collection_metrics(const table *t, const value *item, uint64_t bytes)
+{
+	const value *pk = item_attr(item, t->hash.name, strlen(t->hash.name));
+	if (pk == NULL)
+		return NULL;
+	/* Whole gigabytes below and above: [0.0, 1.0] for any collection
+	 * under 1 GB, as DynamoDB answers for small ones. */
+	double lo = (double) (bytes >> 30);
+	json_t *key = json_object();
+	json_object_set_new(key, t->hash.name, json_from_value(pk));
+	return json_pack("{s:o,s:[f,f]}", "ItemCollectionKey", key,
+	    "SizeEstimateRangeGB", lo, lo + 1.0);
+}
+
 /* The ConsumedCapacity object (new reference, or NULL) for mode. */
 static json_t *
 consumed(const char *mode, const char *name, uint64_t half)
@@ -296,8 +330,11 @@ req_consumed_text(jtext *t, const char *mode, const char *name,
 
 json_t *
 req_consumed_object(const char *mode, const char *name, uint64_t half,
-    const char *const *names, const uint64_t *ihalf, size_t n)
+    const char *const *names, const uint64_t *ihalf, const bool *local,
+    size_t n)
 {
+	static const char *const kinds[2] = { "GlobalSecondaryIndexes",
+	    "LocalSecondaryIndexes" };
 	uint64_t total = half;
 	for (size_t i = 0; i < n; i++)
 		total += ihalf[i];
@@ -306,12 +343,16 @@ req_consumed_object(const char *mode, const char *name, uint64_t half,
 	if (cc != NULL && strcmp(mode, "INDEXES") == 0) {
 		json_object_set_new(cc, "Table", json_pack("{s:f}",
 		    "CapacityUnits", capacity_to_double(half)));
-		json_t *g = n > 0 ? json_object() : NULL;
-		for (size_t i = 0; g != NULL && i < n; i++)
+		for (size_t i = 0; i < n; i++) {
+			const char *kind = kinds[local != NULL && local[i]];
+			json_t *g = json_object_get(cc, kind);
+			if (g == NULL) {
+				g = json_object();
+				json_object_set_new(cc, kind, g);
+			}
 			json_object_set_new(g, names[i], json_pack("{s:f}",
 			    "CapacityUnits", capacity_to_double(ihalf[i])));
-		if (g != NULL)
-			json_object_set_new(cc, "GlobalSecondaryIndexes", g);
+		}
 	}
 	return cc;
 }
@@ -319,11 +360,12 @@ req_consumed_object(const char *mode, const char *name, uint64_t half,
 void
 req_consumed_indexes(jtext *t, const char *mode, const char *name,
     uint64_t half, const char *const *names, const uint64_t *ihalf,
-    size_t n)
+    const bool *local, size_t n)
 {
 	if (mode == NULL)
 		return;
-	json_t *cc = req_consumed_object(mode, name, half, names, ihalf, n);
+	json_t *cc = req_consumed_object(mode, name, half, names, ihalf,
+	    local, n);
 	jtext_member(t, "ConsumedCapacity");
 	jtext_json(t, cc);
 	json_decref(cc);

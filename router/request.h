@@ -85,19 +85,36 @@ void req_consumed_text(jtext *t, const char *mode, const char *name,
     uint64_t half);
 
 /*
- * req_consumed_indexes is req_consumed_text for a write that also cost
- * global indexes names[0..n) ihalf[i] half units each: CapacityUnits is
- * the sum (DynamoDB counts a table's index writes in its total), and
- * INDEXES adds the Table share and a GlobalSecondaryIndexes map.
+ * req_metrics_mode reads ReturnItemCollectionMetrics: *size true for
+ * SIZE, false for NONE or none; false after filling *out.
+ */
+bool req_metrics_mode(json_t *body, bool *size, reply *out);
+
+/*
+ * req_collection_metrics returns DynamoDB's ItemCollectionMetrics (a new
+ * reference, or NULL) for the collection of item (its key will do) in
+ * t, of `bytes` bytes: its partition key, and the size's estimate as a
+ * range of whole gigabytes around it.
+ */
+json_t *req_collection_metrics(const table *t, const value *item,
+    uint64_t bytes);
+
+/*
+ * req_consumed_indexes is req_consumed_text for a request that also cost
+ * indexes names[0..n) ihalf[i] half units each (local[i]: a local index;
+ * local NULL: all global): CapacityUnits is the sum (DynamoDB counts a
+ * table's index writes in its total), and INDEXES adds the Table share
+ * and the GlobalSecondaryIndexes and LocalSecondaryIndexes maps.
  */
 void req_consumed_indexes(jtext *t, const char *mode, const char *name,
     uint64_t half, const char *const *names, const uint64_t *ihalf,
-    size_t n);
+    const bool *local, size_t n);
 
 /* req_consumed_object is the ConsumedCapacity object (a new reference)
  * req_consumed_indexes writes; mode is not NULL. */
 json_t *req_consumed_object(const char *mode, const char *name,
     uint64_t half, const char *const *names, const uint64_t *ihalf,
+    const bool *local,
     size_t n);
 
 

@@ -1,7 +1,8 @@
-"""indexes.py — ./kv check indexes TABLE: does every global secondary
-index of TABLE equal the projection of its base table, entry for entry?
+"""indexes.py — ./kv check indexes TABLE: does every secondary index of
+TABLE (global and local) equal the projection of its base table, entry
+for entry?
 
-Indexes are replicated asynchronously, so the check is meant for a
+Global indexes are replicated asynchronously, so the check is meant for a
 table whose writes have stopped: it reads the base table (consistent
 Scan) and each index (Scan) and compares, and while they differ it
 reads again, until --wait seconds have passed (the records still in the
@@ -68,10 +69,9 @@ def differences(ddb, name, index_name, base_items=None):
     those it has and should not (canonical strings). base_items
     replaces the base table's Scan (to plant a difference)."""
     table = ddb.describe_table(TableName=name)["Table"]
-    index = [g for g in table.get("GlobalSecondaryIndexes", [])
-             if g["IndexName"] == index_name]
+    index = [g for g in all_indexes(table) if g["IndexName"] == index_name]
     if not index:
-        raise ValueError("%s has no global index %s" % (name, index_name))
+        raise ValueError("%s has no index %s" % (name, index_name))
     if base_items is None:
         base_items = scan_all(ddb, TableName=name, ConsistentRead=True)
     want = canon(expected(table, index[0], base_items))
@@ -80,14 +80,19 @@ def differences(ddb, name, index_name, base_items=None):
         [g for g in set(got) if got.count(g) > 1]
 
 
+def all_indexes(table):
+    """The GSIs and LSIs of a DescribeTable's Table."""
+    return table.get("GlobalSecondaryIndexes", []) + \
+        table.get("LocalSecondaryIndexes", [])
+
+
 def converged(ddb, name, indexes=None, wait=10.0):
     """{index: (missing, extra)} after reading again until every index
     of name (or those named) equals its projection or wait seconds
     passed; empty lists everywhere when they converged."""
     if indexes is None:
         table = ddb.describe_table(TableName=name)["Table"]
-        indexes = [g["IndexName"]
-                   for g in table.get("GlobalSecondaryIndexes", [])]
+        indexes = [g["IndexName"] for g in all_indexes(table)]
     end = time.monotonic() + wait
     while True:
         res = dict((i, differences(ddb, name, i)) for i in indexes)
@@ -100,7 +105,7 @@ def converged(ddb, name, indexes=None, wait=10.0):
 def main():
     ap = argparse.ArgumentParser(
         prog="./kv check indexes",
-        description="Check that every global index of TABLE equals the "
+        description="Check that every index of TABLE equals the "
         "projection of its base table (after writes stop).")
     ap.add_argument("table")
     ap.add_argument("--endpoint", default=os.environ.get(
@@ -114,7 +119,7 @@ def main():
                        aws_secret_access_key="x")
     res = converged(ddb, args.table, wait=args.wait)
     if not res:
-        print("%s has no global secondary index" % args.table)
+        print("%s has no secondary index" % args.table)
     ok = True
     for index, (missing, extra) in sorted(res.items()):
         if not missing and not extra:

@@ -99,7 +99,8 @@ fill_chunk(node *n, fill *f, uint32_t id, uint64_t epoch, uint8_t **from,
 	for (size_t i = 0; i < c.n && ok; i++) {
 		size_t at;
 		value item;
-		if (c.vls[i] < RECORD_HEADER ||
+		if (!keyenc_is_item(c.keys[i], c.kls[i]) ||
+		    c.vls[i] < RECORD_HEADER ||
 		    (at = record_item_offset(c.vals[i], c.vls[i])) ==
 		    c.vls[i])
 			continue;

@@ -159,6 +159,13 @@ kv_err index_outbox_one(node *n, const table *t, const index_def *d,
     uint64_t epoch, const value *old, const value *cur, arena *a,
     store_batch *b, uint64_t *half);
 
+/* The attribute of item (NULL: none) named by k, or NULL (outbox.c). */
+const value *index_attr_of(const value *item, const key_def *k);
+
+/* The attributes of item that index d of t projects, in a (outbox.c). */
+kv_err index_project(const table *t, const index_def *d, const value *item,
+    arena *a, value *out);
+
 /* Reads a record (routed: with its partition first); false if malformed
  * (apply.c). */
 bool index_rec_parse(const uint8_t *p, size_t len, bool routed, rec *r);

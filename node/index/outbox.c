@@ -33,11 +33,13 @@ index_kept_global(const index_def *d)
 	return !d->local && d->table_id != 0 && !d->deleting;
 }
 
+/* Whether a write to t has index entries to keep: a kept global
+ * index, or a local one. */
 static bool
-has_global(const table *t)
+has_indexes(const table *t)
 {
 	for (size_t i = 0; i < t->n_indexes; i++)
-		if (index_kept_global(&t->indexes[i]))
+		if (index_kept_global(&t->indexes[i]) || t->indexes[i].local)
 			return true;
 	return false;
 }
@@ -63,12 +65,27 @@ index_view_table(node *n, uint32_t table_id, const table **out)
 		    n->parts.seen[i].version > s->view->version;
 	pthread_rwlock_unlock(&n->parts.lock);
 	const table *t = behind ? NULL : table_find_id(s->view, table_id);
-	if (t != NULL && has_global(t)) {
+	if (t != NULL && has_indexes(t)) {
 		*out = t;
 		return KV_OK;
 	}
 	pthread_rwlock_unlock(&s->view_lock);
 	return behind ? KV_STALE_ROUTE : KV_OK;
+}
+
+bool
+index_has_local(node *n, uint32_t table_id)
+{
+	index_state *s = n->gsi;
+	bool has = false;
+	if (s == NULL)
+		return false;
+	pthread_rwlock_rdlock(&s->view_lock);
+	const table *t = s->view != NULL ? table_find_id(s->view, table_id) :
+	    NULL;
+	has = t != NULL && table_has_local(t);
+	pthread_rwlock_unlock(&s->view_lock);
+	return has;
 }
 
 void
@@ -79,8 +96,8 @@ index_view_unlock(node *n)
 
 /* ---- the base write's side ---- */
 
-static const value *
-attr_of(const value *item, const key_def *k)
+const value *
+index_attr_of(const value *item, const key_def *k)
 {
 	if (item == NULL || k->name == NULL)
 		return NULL;
@@ -93,10 +110,10 @@ index_check(const table *t, const value *item, char *msg, size_t msglen)
 	for (size_t i = 0; item != NULL && i < t->n_indexes; i++) {
 		const index_def *d = &t->indexes[i];
 		const key_def *keys[2] = { &d->hash, &d->range };
-		if (!index_kept_global(d))
+		if (!index_kept_global(d) && !d->local)
 			continue;
 		for (int k = 0; k < 2; k++) {
-			const value *v = attr_of(item, keys[k]);
+			const value *v = index_attr_of(item, keys[k]);
 			if (v == NULL)
 				continue;
 			if (v->type != keys[k]->type) {
@@ -134,8 +151,8 @@ static kv_err
 entry_key(const table *t, const index_def *d, const value *item,
     uint8_t **key, size_t *len)
 {
-	const value *ipk = attr_of(item, &d->hash);
-	const value *isk = attr_of(item, &d->range);
+	const value *ipk = index_attr_of(item, &d->hash);
+	const value *isk = index_attr_of(item, &d->range);
 	*key = NULL;
 	*len = 0;
 	if (item == NULL || ipk == NULL || ipk->type != d->hash.type ||
@@ -143,7 +160,8 @@ entry_key(const table *t, const index_def *d, const value *item,
 	    isk->type != d->range.type)))
 		return KV_OK;
 	return keyenc_index_key(d->table_id, ipk, isk,
-	    attr_of(item, &t->hash), attr_of(item, &t->range), key, len);
+	    index_attr_of(item, &t->hash), index_attr_of(item, &t->range),
+	    key, len);
 }
 
 static bool
@@ -153,10 +171,9 @@ named(const attr *at, const char *name)
 	    memcmp(at->name, name, at->name_len) == 0;
 }
 
-/* The attributes of item that index d of t projects, in a. */
-static kv_err
-project(const table *t, const index_def *d, const value *item, arena *a,
-    value *out)
+kv_err
+index_project(const table *t, const index_def *d, const value *item,
+    arena *a, value *out)
 {
 	if (d->projection == PROJECT_ALL) {
 		*out = *item;
@@ -263,9 +280,9 @@ index_outbox_one(node *n, const table *t, const index_def *d, uint64_t epoch,
 	bool moved = had && (!has || !same_bytes(ok, okl, nk, nkl));
 	*half = 0;
 	if (had)
-		rv = project(t, d, old, a, &op);
+		rv = index_project(t, d, old, a, &op);
 	if (rv == KV_OK && has) {
-		rv = project(t, d, cur, a, &np);
+		rv = index_project(t, d, cur, a, &np);
 		bool same = rv == KV_OK && had && !moved &&
 		    value_equal(&op, &np);
 		if (rv == KV_OK && !same) {

@@ -565,3 +565,48 @@ Test(keyenc, index_keys_sort_by_index_key_then_base_key)
 	free(k2);
 	free(k3);
 }
+
+/*
+ * A local index's entry: the collection's prefix with the marker and the
+ * index number, then the index's sort key and the item's sort key. It is
+ * told apart from an item's key, its item's key comes back out of it
+ * (zero bytes and numbers included), and it sorts after every item of
+ * its hash.
+ */
+Test(keyenc, local_entry_names_its_item)
+{
+	number n1, n2;
+	value pk = str_value(VAL_S, "a\0b", 3);
+	value isk = num_value(&n1, "-12.5");
+	value sk = num_value(&n2, "7");
+	value isks = str_value(VAL_B, "\0\0x", 3);
+	uint8_t *e, *it, *sz, base[128];
+	size_t el, il, szl;
+
+	cr_assert_eq(keyenc_local_key(5, 3, &pk, &isk, &sk, &e, &el), KV_OK);
+	cr_assert_eq(keyenc_item_key(5, &pk, &sk, &it, &il), KV_OK);
+	cr_assert_eq(keyenc_size_key(5, &pk, &sz, &szl), KV_OK);
+	cr_assert_eq(keyenc_local_of(e, el), 3);
+	cr_assert_eq(keyenc_local_of(it, il), -1);
+	cr_assert_eq(keyenc_local_of(sz, szl), -2);
+	cr_assert(keyenc_is_item(it, il));
+	cr_assert_not(keyenc_is_item(e, el));
+	cr_assert_eq(keyenc_key_hash(e), keyenc_key_hash(it));
+	cr_assert_eq(keyenc_local_base(e, el, base), il);
+	cr_assert_arr_eq(base, it, il);
+	cr_assert_gt(bytes_cmp(e, el, it, il), 0);
+	cr_assert_gt(bytes_cmp(sz, szl, it, il), 0);
+	cr_assert_lt(bytes_cmp(sz, szl, e, el), 0);
+	/* The entry's prefix is keyenc_collection's. */
+	size_t cl = keyenc_collection(5, 3, &pk, base);
+	cr_assert_arr_eq(base, e, cl);
+	free(e);
+	cr_assert_eq(keyenc_local_key(5, 0, &pk, &isks, &sk, &e, &el), KV_OK);
+	cr_assert_eq(keyenc_local_base(e, el, base), il);
+	cr_assert_arr_eq(base, it, il);
+	/* Cut inside its partition key, it names nothing. */
+	cr_assert_eq(keyenc_local_base(e, KEYENC_PREFIX + 4, base), 0);
+	free(e);
+	free(it);
+	free(sz);
+}

@@ -302,3 +302,67 @@ def test_hot_collection_splits_on_the_sort_key(cluster, ddb):
              if not p["served"]],
             [sorted(cluster.served_by(i, tid)) for i in range(3)]))
     assert sum(p["items"] for p in m) == len(acked)
+
+
+def test_hot_collection_with_a_local_index_stays_whole(cluster, ddb):
+    """The same hot collection in a table with a local secondary index:
+    DynamoDB keeps such a collection in one partition, so once it is alone
+    at its hash it never splits on the sort key, and stays under one
+    partition's ceiling; its index stays whole and consistent."""
+    import threading
+    import uuid
+    name = "lsicoll-" + uuid.uuid4().hex[:8]
+    ddb.create_table(
+        TableName=name, BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                              {"AttributeName": "sk", "AttributeType": "N"},
+                              {"AttributeName": "l", "AttributeType": "N"}],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
+                   {"AttributeName": "sk", "KeyType": "RANGE"}],
+        LocalSecondaryIndexes=[{
+            "IndexName": "by_l",
+            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                          {"AttributeName": "l", "KeyType": "RANGE"}],
+            "Projection": {"ProjectionType": "KEYS_ONLY"}}])
+    ddb.get_waiter("table_exists").wait(
+        TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 20})
+    h = key_hash("hot")
+    n_items = 120
+    stop = threading.Event()
+    acked = set()
+
+    def writer(w):
+        c = cluster.client()
+        i = w
+        while not stop.is_set():
+            sk = i % n_items
+            i += 3
+            try:
+                c.put_item(TableName=name, Item={
+                    "pk": {"S": "hot"}, "sk": {"N": str(sk)},
+                    "l": {"N": str(n_items - sk)}})
+                acked.add(sk)
+            except Exception as e:  # noqa: BLE001
+                if "Throttl" not in repr(e) and \
+                        "ProvisionedThroughput" not in repr(e):
+                    raise
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        def alone():
+            return [p for p in cluster.table_map(name)
+                    if p["lo"] == p["last"] == h]
+        wait_until(alone, timeout=40, what="the hot collection alone")
+        # Three more split periods under load: no split on the sort key.
+        time.sleep(6)
+        keyed = [p for p in cluster.table_map(name) if "key_from" in p]
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(30)
+    assert keyed == []
+    r = ddb.query(TableName=name, IndexName="by_l", ConsistentRead=True,
+                  KeyConditionExpression="pk = :p",
+                  ExpressionAttributeValues={":p": {"S": "hot"}})
+    assert sorted(int(i["sk"]["N"]) for i in r["Items"]) == sorted(acked)

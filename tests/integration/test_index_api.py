@@ -6,9 +6,8 @@ through boto3 without client-side parameter validation so that the
 router's own checks run. Where DynamoDB's wording is known from tests run
 against it (dynalite's test/createTable.js, Alternator's test_gsi.py and
 test_lsi.py, and published captures of its answers) the expected text is
-that wording; the few messages of our own are marked. Local secondary
-indexes are checked in full and then refused: the nodes do not keep them
-yet.
+that wording; the few messages of our own are marked. Tables with local
+secondary indexes are tried end to end in test_lsi.py.
 
 The accepted tables have two GSIs (hash+range INCLUDE, hash-only
 KEYS_ONLY), on a PROVISIONED and on a PAY_PER_REQUEST table: their
@@ -426,18 +425,6 @@ def test_gsi_throughput_follows_billing_mode(raw_ddb, ddb, name):
                 name, billing="PROVISIONED", pt=(1, 1),
                 GlobalSecondaryIndexes=[gsi("gsi1", "g",
                                             pt=(1, 1000000000001))]))
-
-
-# ---- LSIs: checked in full, then refused ----
-
-def test_valid_lsi_is_refused(raw_ddb, ddb, name):
-    refused(raw_ddb, ddb, "Local secondary indexes are not supported by "
-            "this cluster yet", **table_args(
-                name, attrs=(("pk", "S"), ("sk", "S"), ("l", "N"),
-                             ("g", "S")),
-                key=("pk", "sk"),
-                LocalSecondaryIndexes=[lsi("lsi1", "pk", "l")],
-                GlobalSecondaryIndexes=[gsi("gsi1", "g")]))
 
 
 # ---- accepted tables ----

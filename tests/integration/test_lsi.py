@@ -492,3 +492,53 @@ def test_splits_moves_and_kill(cluster, ddb, unique):
     assert ddb.scan(TableName=name, Select="COUNT",
                     ConsistentRead=True)["Count"] == 300
     converged_now(ddb, name, wait=20)
+
+
+@pytest.mark.processes
+def test_moves_under_writes(cluster, ddb, unique):
+    """A partition moved while its items' index keys change: the writes
+    made during the copy reach the new owner with their entries (a move
+    catches up every key the write's batch changed), so afterwards each
+    LSI equals the projection of its table at once."""
+    import threading
+    name = "lsi_mv_" + unique
+    make_table(ddb, name, gsi=False)
+    pad = "w" * 2000
+    for i in range(400):
+        ddb.put_item(TableName=name, Item=item("m%d" % (i % 40), i,
+                                               l=i, s="s%d" % i, zz=pad))
+    stop = threading.Event()
+    errors = []
+
+    def writer(w):
+        c = cluster.client()
+        r = random.Random(SEED + 10 + w)
+        while not stop.is_set():
+            i = r.randrange(400)
+            try:
+                c.update_item(TableName=name, Key={
+                    "pk": S("m%d" % (i % 40)), "sk": N(i)},
+                    UpdateExpression="SET l = :l, s = :s",
+                    ExpressionAttributeValues={
+                        ":l": N(r.randrange(10000)),
+                        ":s": S("v%d" % r.randrange(10000))})
+            except ClientError as e:
+                # Throttles are expected (each write pays for its item
+                # and two entries); nothing else is.
+                if e.response["Error"]["Code"] != "ThrottlingException":
+                    errors.append(e)
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(2)]
+    for t in threads:
+        t.start()
+    try:
+        for rnd in range(4):
+            for p in cluster.table_map(name):
+                dest = (p["node"] + 1) % len(cluster.nodes)
+                cluster.admin("partition", "move", name, p["id"], dest)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(30)
+    assert not errors, errors[:3]
+    res = indexes_check.converged(ddb, name, wait=0)
+    assert all(not m and not e for m, e in res.values()), res

@@ -17,7 +17,17 @@ synchronously, in the request):
     (the age of the oldest record still waiting, per index) and keeps
     the largest; it reports their median, p99 and maximum, and the time
     the outboxes take to drain after the load stops.
- 3. Backfill: a table of --gsi-fill-items items (kv-load --load, 150
+ 3. Query on a GSI, after the puts: kv-load --load first writes every
+    key's item again on every target, key i with g1 = bucket i mod 256
+    and g2 = i, so that all targets hold the same 10,000 items, 39 or 40
+    to a bucket, whatever number of puts each managed (on our cluster
+    the bench then waits until the outboxes have drained); the bench
+    counts the items of every bucket through by_bucket to be sure. Then
+    Query by_bucket for g1 = a bucket drawn uniformly, Limit 10 (kv-load
+    --workload query --index by_bucket: a page of 10 items), closed
+    loop, --connections connections, --seconds per run, --rounds rounds
+    alternating over the targets; Query/s and p99 per target.
+ 4. Backfill: a table of --gsi-fill-items items (kv-load --load, 150
     bytes each) gets a GSI by UpdateTable; the time from the call to
     ACTIVE gives items/s.
 
@@ -28,8 +38,8 @@ Targets (issue: secondary indexes): PutItem with two GSIs at least 5x
 dynalite's (with the same indexes) and at least 50 % of our own PutItem
 without indexes; replication lag p99 under 100 ms while the indexed
 PutItem runs at full speed. The verdict line says which hold; exit
-status 1 when one does not. DynamoDB Local's ratio is printed, not
-judged. JSON in .kv/bench/gsi.json by default.
+status 1 when one does not. DynamoDB Local's ratio, and the Query
+figures, are printed, not judged. JSON in .kv/bench/gsi.json by default.
 """
 
 import json
@@ -41,6 +51,8 @@ import urllib.request
 
 TABLES = {"plain": False, "indexed": True}
 KEYS = 10000
+BUCKETS = 256                # the values of g1 (kv-load --index-keys)
+QUERY_INDEX = "by_bucket"    # the GSI the Query runs read
 LAG_LIMIT_S = 0.100
 PUT_RATIO = 0.5      # indexed / plain, ours
 VS_RATIO = 5.0       # indexed ours / indexed dynalite
@@ -116,6 +128,15 @@ def waiting(urls):
     return sum(gauges(urls, "kv_index_outbox_records"))
 
 
+def drain(urls, timeout=60):
+    """Waits until no record waits in any outbox (at most timeout
+    seconds); returns the seconds it took."""
+    t0 = time.monotonic()
+    while waiting(urls) > 0 and time.monotonic() - t0 < timeout:
+        time.sleep(0.01)
+    return time.monotonic() - t0
+
+
 class LagSampler:
     """Samples oldest_lag every 100 ms on a thread while a run lasts."""
 
@@ -157,6 +178,54 @@ def put_run(args, kvload, url, table):
     return s["totals"]["ok_per_s"]
 
 
+def query_cmd(extra):
+    """kv-load's options for a Query of QUERY_INDEX on the indexed table
+    (or, with --load, for writing the items it reads)."""
+    return ["--table", "indexed", "--workload", "query", "--index",
+            QUERY_INDEX, "--keys", str(KEYS)] + extra
+
+
+def bucket_items(url):
+    """The items QUERY_INDEX holds, counted bucket by bucket."""
+    c, n = client(url), 0
+    for b in range(BUCKETS):
+        kw = {}
+        while True:
+            r = c.query(TableName="indexed", IndexName=QUERY_INDEX,
+                        KeyConditionExpression="g1 = :b",
+                        ExpressionAttributeValues={
+                            ":b": {"S": "b%d" % b}}, **kw)
+            n += r["Count"]
+            if "LastEvaluatedKey" not in r:
+                break
+            kw["ExclusiveStartKey"] = r["LastEvaluatedKey"]
+    return n
+
+
+def query_fill(args, kvload, t, kv_cluster):
+    """Writes every key's item on t again with known index keys, waits
+    (on our cluster) for the outboxes to drain, and checks that the index
+    holds every item; returns the seconds the drain took, or None."""
+    kvload(args, t.url, query_cmd(["--load", "--duration", "0"]))
+    took = drain(kv_cluster.node_metrics) if kv_cluster else None
+    n = bucket_items(t.url)
+    if n != KEYS:
+        raise RuntimeError("%s: index %s holds %d items after the fill, "
+                           "not %d" % (t.name, QUERY_INDEX, n, KEYS))
+    return took
+
+
+def query_run(args, kvload, url):
+    """One closed-loop Query run; returns Query/s and p99 in ms."""
+    s = kvload(args, url, query_cmd([
+        "--connections", str(args.connections),
+        "--duration", str(args.seconds)]))
+    if s.get("_failed"):
+        raise RuntimeError("kv-load query of %s at %s failed:\n%s" % (
+            QUERY_INDEX, url, s["_stdout"]))
+    return s["totals"]["ok_per_s"], s["totals"]["p99_ms"]
+
+
 def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
     kv = start_cluster(args, lifted, "kv")
     kv_cluster = args.clusters[-1]
@@ -170,7 +239,7 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
         for name, indexed in TABLES.items():
             create(t.url, name, indexed)
     rates = {t.name: {n: [] for n in TABLES} for t in targets}
-    lag, drain = [], []
+    lag, drained = [], []
     for r in range(args.rounds):
         for t in targets:
             for name in TABLES:
@@ -179,16 +248,29 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
                         with LagSampler(kv_cluster.node_metrics) as ls:
                             ops = put_run(args, kvload, t.url, name)
                         lag += ls.samples
-                        t0 = time.monotonic()
-                        while waiting(kv_cluster.node_metrics) > 0 and \
-                                time.monotonic() - t0 < 60:
-                            time.sleep(0.01)
-                        drain.append(time.monotonic() - t0)
+                        drained.append(drain(kv_cluster.node_metrics))
                     else:
                         ops = put_run(args, kvload, t.url, name)
                 rates[t.name][name].append(ops)
                 print("  round %d %-9s %-8s %9.0f PutItem/s" % (
                     r + 1, t.name, name, ops), flush=True)
+    # Query on a GSI, every target holding the same items.
+    query_drain = None
+    for t in targets:
+        with Alone(targets, t):
+            took = query_fill(args, kvload, t,
+                              kv_cluster if t is kv else None)
+        if t is kv:
+            query_drain = took
+    p99s = {t.name: [] for t in targets}
+    for r in range(args.rounds):
+        for t in targets:
+            with Alone(targets, t):
+                ops, p99_ms = query_run(args, kvload, t.url)
+            rates[t.name].setdefault("query", []).append(ops)
+            p99s[t.name].append(p99_ms)
+            print("  round %d %-9s %-8s %9.0f Query/s  p99 %6.2f ms" % (
+                r + 1, t.name, "query", ops, p99_ms), flush=True)
     # Backfill.
     fill = None
     if args.gsi_fill_items > 0:
@@ -221,13 +303,21 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
         "lag_samples": len(lag),
         "lag_median_s": statistics.median(lag) if lag else None,
         "lag_p99_s": p99(lag), "lag_max_s": max(lag) if lag else None,
-        "drain_s": drain, "fill": fill,
+        "drain_s": drained, "fill": fill,
+        "query_index": QUERY_INDEX, "query_fill_drain_s": query_drain,
+        "query_p99_ms": p99s,
+        "query_p99_ms_medians": dict(
+            (t, statistics.median(v)) for t, v in p99s.items()),
     }
     print()
     for t in med:
         print("%-9s PutItem/s without indexes %9.0f, with two GSIs %9.0f "
               "(%.2fx)" % (t, med[t]["plain"], med[t]["indexed"],
                            med[t]["indexed"] / med[t]["plain"]))
+    for t in med:
+        print("%-9s Query/s on GSI %s (Limit 10) %9.0f, p99 %.2f ms" % (
+            t, QUERY_INDEX, med[t]["query"],
+            res["query_p99_ms_medians"][t]))
     why = []
     if ours < PUT_RATIO:
         why.append("with two GSIs %.2fx of without (target %.2f)" % (
@@ -236,6 +326,9 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
         vs = med["kv"]["indexed"] / med[peer]["indexed"]
         res["vs_" + peer] = vs
         print("kv / %s, with two GSIs: %.1fx" % (peer, vs))
+        qvs = med["kv"]["query"] / med[peer]["query"]
+        res["query_vs_" + peer] = qvs
+        print("kv / %s, Query on a GSI: %.1fx" % (peer, qvs))
         if peer == "dynalite" and vs < VS_RATIO:
             why.append("%.1fx dynalite (target %.0fx)" % (vs, VS_RATIO))
     if lag:
@@ -244,7 +337,7 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
               "in %s s after the load" % (
                   1000 * res["lag_median_s"], 1000 * res["lag_p99_s"],
                   1000 * res["lag_max_s"],
-                  ", ".join("%.2f" % d for d in drain)))
+                  ", ".join("%.2f" % d for d in drained)))
         if res["lag_p99_s"] > LAG_LIMIT_S:
             why.append("lag p99 %.0f ms (target %.0f ms)" % (
                 1000 * res["lag_p99_s"], 1000 * LAG_LIMIT_S))

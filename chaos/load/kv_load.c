@@ -44,6 +44,9 @@ static const char usage[] =
     "  --item-size BYTES        length of the v pad (default 150)\n"
     "  --index-keys             puts also set g1 (S, 256 values) and g2\n"
     "                           (N, fresh), keys for two global indexes\n"
+    "  --index NAME             query: Query global index NAME (g1 HASH,\n"
+    "                           g2 RANGE) for g1 = a bucket, Limit 10;\n"
+    "                           --load then writes keys with g1 and g2\n"
     "  --seed N                 random seed (default 1)\n"
     "  --no-check               count every 200 as right, skip table checks\n"
     "Load\n"
@@ -86,6 +89,7 @@ enum {
 	OPT_CSV,
 	OPT_LATENCIES,
 	OPT_INDEX_KEYS,
+	OPT_INDEX,
 	OPT_JSON,
 	OPT_ALLOW_ERRORS,
 	OPT_SERVE_NULL,
@@ -118,6 +122,7 @@ static const struct option options[] = {
 	{ "csv", required_argument, NULL, OPT_CSV },
 	{ "latencies", required_argument, NULL, OPT_LATENCIES },
 	{ "index-keys", no_argument, NULL, OPT_INDEX_KEYS },
+	{ "index", required_argument, NULL, OPT_INDEX },
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "allow-errors", no_argument, NULL, OPT_ALLOW_ERRORS },
 	{ "serve-null", required_argument, NULL, OPT_SERVE_NULL },
@@ -460,6 +465,13 @@ parse(int argc, char **argv, cli *c, run_opts *o)
 		case OPT_INDEX_KEYS:
 			o->index_keys = true;
 			break;
+		case OPT_INDEX:
+			/* Index names obey the rule of table names. */
+			if (!table_name_ok(optarg))
+				return bad_usage("--index %s: 3 to 255 of "
+				    "A-Z a-z 0-9 _ . -", optarg);
+			o->index = optarg;
+			break;
 		case OPT_JSON:
 			o->json = optarg;
 			break;
@@ -493,6 +505,9 @@ parse(int argc, char **argv, cli *c, run_opts *o)
 	}
 	if (optind < argc)
 		return bad_usage("unexpected argument %s", argv[optind]);
+	if (o->index != NULL && o->kind != WORKLOAD_QUERY)
+		return bad_usage("--index %s: only with --workload query",
+		    o->index);
 	return -1;
 }
 

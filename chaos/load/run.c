@@ -648,6 +648,8 @@ write_json(const run *r, double secs)
 	    "seconds", secs);
 	if (cfg != NULL && o->dist.kind == ZIPF_ZIPF)
 		json_object_set_new(cfg, "theta", json_real(o->dist.theta));
+	if (cfg != NULL && o->index != NULL)
+		json_object_set_new(cfg, "index", json_string(o->index));
 	json_object_set_new(j, "config", cfg);
 	json_object_set_new(j, "connections", json_pack(
 	    "{s:I,s:I,s:I,s:I}",
@@ -766,6 +768,7 @@ run_main(const run_opts *o)
 	    &o->dist, o->seed, o->check) != KV_OK)
 		goto out;
 	r.w.index_keys = o->index_keys;
+	r.w.index = o->index;
 	r.slots = calloc(o->connections, sizeof(slot));
 	if (r.slots == NULL)
 		goto out;

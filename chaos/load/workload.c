@@ -23,6 +23,7 @@
 #define QUERY_ITEMS 100       /* its items: sk 0..99 */
 #define QUERY_LIMIT 10
 #define YCSB_E_ITEMS 10       /* sk 0..9 under every key */
+#define INDEX_BUCKETS 256     /* --index-keys: g1 is one of b0..b255 */
 #define HOT_KEY "hot"         /* update-counter's one item */
 #define FRESH_DIGITS 16       /* a fresh pad starts with a counter in hex */
 
@@ -107,6 +108,16 @@ workload_range_key(workload_kind kind)
 	return kind == WORKLOAD_QUERY || kind == WORKLOAD_YCSB_E;
 }
 
+/*
+ * Whether w's table has the sort key sk: a query of an index reads a
+ * table written with --index-keys, whose only key is pk.
+ */
+static bool
+table_has_sk(const workload *w)
+{
+	return workload_range_key(w->kind) && w->index == NULL;
+}
+
 kv_err
 workload_init(workload *w, workload_kind kind, const char *table,
     const char *prefix, size_t item_size, const zipf *keys, uint64_t seed,
@@ -187,6 +198,25 @@ draw_key(workload *w, char *buf, size_t len)
 	return zipf_key_format(&k, w->prefix, buf, len);
 }
 
+/*
+ * Appends a Query of w's index for the items of one bucket, drawn
+ * uniformly: g1 = "b<bucket>", Limit 10. req->key keeps the bucket's
+ * name and req->sk its number, for the check.
+ */
+static kv_err
+index_query(workload *w, workload_req *req, http_buf *body)
+{
+	req->sk = (int64_t) zipf_rng_below(&w->key_rng, INDEX_BUCKETS);
+	req->limit = QUERY_LIMIT;
+	snprintf(req->key, sizeof(req->key), "b%" PRId64, req->sk);
+	return http_buf_printf(body,
+	    "{\"TableName\":\"%s\",\"IndexName\":\"%s\","
+	    "\"KeyConditionExpression\":\"g1 = :b\","
+	    "\"ExpressionAttributeValues\":{\":b\":{\"S\":\"%s\"}},"
+	    "\"Limit\":%d}",
+	    w->table, w->index, req->key, req->limit);
+}
+
 kv_err
 workload_request(workload *w, workload_op op, workload_req *req,
     http_buf *body)
@@ -222,8 +252,8 @@ workload_request(workload *w, workload_op op, workload_req *req,
 			    "{\"TableName\":\"%s\",\"Item\":{\"pk\":{\"S\":"
 			    "\"%s\"},\"g1\":{\"S\":\"b%u\"},\"g2\":{\"N\":"
 			    "\"%" PRIu64 "\"},\"v\":{\"S\":\"%s\"}}}",
-			    w->table, req->key, (unsigned) (n % 256), n,
-			    w->pad);
+			    w->table, req->key, (unsigned) (n % INDEX_BUCKETS),
+			    n, w->pad);
 		}
 		return http_buf_printf(body,
 		    "{\"TableName\":\"%s\",\"Item\":{\"pk\":{\"S\":\"%s\"},"
@@ -256,6 +286,8 @@ workload_request(workload *w, workload_op op, workload_req *req,
 			e = http_buf_append(body, "\"}}}", 4);
 		return e;
 	case WORKLOAD_OP_QUERY:
+		if (w->index != NULL)
+			return index_query(w, req, body);
 		if (w->kind == WORKLOAD_YCSB_E) {
 			req->sk = (int64_t) zipf_rng_below(&w->key_rng,
 			    YCSB_E_ITEMS);
@@ -442,6 +474,39 @@ check_page(const workload *w, const workload_req *req, jscan_val j)
 	return seen == n ? NULL : "BadPage";
 }
 
+/*
+ * Checks a page of a Query of the index: at most Limit items, each of
+ * the bucket asked, with a g2 in that bucket (puts of --index-keys and
+ * --load both give g2 = n the bucket n mod 256), in g2 order. Two items
+ * may share a g2, as each kv-load run of puts counts from 0 again. The
+ * reason, or NULL.
+ */
+static const char *
+check_index_page(const workload_req *req, jscan_val j)
+{
+	jscan_val items, count;
+	members2(j, "Items", &items, "Count", &count);
+	long long n;
+	if (jscan_kind_of(items) != JSCAN_ARRAY || !jscan_int(count, &n))
+		return "BadShape";
+	if (n < 0 || n > req->limit)
+		return "BadPage";
+	long long prev = 0, seen = 0;
+	jscan_iter it;
+	jscan_val item;
+	jscan_iter_init(&it, items);
+	while (jscan_next(&it, &item)) {
+		jscan_val g1, g2_v;
+		members2(item, "g1", &g1, "g2", &g2_v);
+		long long g2 = item_sk(g2_v);
+		if (!jscan_str_eq(jscan_get(g1, "S"), req->key) || g2 < prev ||
+		    g2 % INDEX_BUCKETS != req->sk || ++seen > n)
+			return "BadPage";
+		prev = g2;
+	}
+	return seen == n ? NULL : "BadPage";
+}
+
 void
 workload_check(const workload *w, const workload_req *req, int status,
     const char *body, size_t len, workload_verdict *v)
@@ -466,7 +531,8 @@ workload_check(const workload *w, const workload_req *req, int status,
 		break;
 	}
 	case WORKLOAD_OP_QUERY:
-		wrong = check_page(w, req, j);
+		wrong = w->index != NULL ? check_index_page(req, j) :
+		                           check_page(w, req, j);
 		break;
 	case WORKLOAD_OP_PUT:
 	case WORKLOAD_OP_UPDATE:
@@ -477,9 +543,34 @@ workload_check(const workload *w, const workload_req *req, int status,
 		verdict(v, WORKLOAD_WRONG, wrong);
 }
 
+/*
+ * Appends the CreateTable body of a table keyed by pk with the global
+ * index w->index on the keys --index-keys writes: g1 HASH, g2 RANGE,
+ * every attribute projected.
+ */
+static kv_err
+create_indexed_table(const workload *w, http_buf *body)
+{
+	return http_buf_printf(body,
+	    "{\"TableName\":\"%s\",\"BillingMode\":\"PAY_PER_REQUEST\","
+	    "\"AttributeDefinitions\":["
+	    "{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},"
+	    "{\"AttributeName\":\"g1\",\"AttributeType\":\"S\"},"
+	    "{\"AttributeName\":\"g2\",\"AttributeType\":\"N\"}],"
+	    "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+	    "\"GlobalSecondaryIndexes\":[{\"IndexName\":\"%s\","
+	    "\"KeySchema\":["
+	    "{\"AttributeName\":\"g1\",\"KeyType\":\"HASH\"},"
+	    "{\"AttributeName\":\"g2\",\"KeyType\":\"RANGE\"}],"
+	    "\"Projection\":{\"ProjectionType\":\"ALL\"}}]}",
+	    w->table, w->index);
+}
+
 kv_err
 workload_create_table(const workload *w, http_buf *body)
 {
+	if (w->index != NULL)
+		return create_indexed_table(w, body);
 	if (workload_range_key(w->kind))
 		return http_buf_printf(body,
 		    "{\"TableName\":\"%s\","
@@ -522,6 +613,61 @@ attr_type(json_t *table, const char *name)
 	return "?";
 }
 
+/* The names of the hash and range keys a KeySchema gives, or NULL. */
+static void
+key_names(json_t *schema, const char **hash, const char **range)
+{
+	*hash = *range = NULL;
+	for (size_t i = 0; i < json_array_size(schema); i++) {
+		json_t *k = json_array_get(schema, i);
+		const char *n =
+		    json_string_value(json_object_get(k, "AttributeName"));
+		const char *kt =
+		    json_string_value(json_object_get(k, "KeyType"));
+		if (n == NULL || kt == NULL)
+			continue;
+		if (strcmp(kt, "HASH") == 0)
+			*hash = n;
+		else if (strcmp(kt, "RANGE") == 0)
+			*range = n;
+	}
+}
+
+/*
+ * Checks that table t (a DescribeTable answer's Table) has the global
+ * index w->index keyed by g1 S and g2 N, and clears *active while that
+ * index is not ACTIVE. KV_EINVAL with the reason in why[0..whylen).
+ */
+static kv_err
+index_ready(const workload *w, json_t *t, bool *active, char *why,
+    size_t whylen)
+{
+	json_t *gsis = json_object_get(t, "GlobalSecondaryIndexes");
+	json_t *gsi = NULL;
+	for (size_t i = 0; i < json_array_size(gsis); i++) {
+		json_t *g = json_array_get(gsis, i);
+		const char *n =
+		    json_string_value(json_object_get(g, "IndexName"));
+		if (n != NULL && strcmp(n, w->index) == 0)
+			gsi = g;
+	}
+	const char *hash, *range;
+	key_names(json_object_get(gsi, "KeySchema"), &hash, &range);
+	if (hash == NULL || strcmp(hash, "g1") != 0 ||
+	    strcmp(attr_type(t, "g1"), "S") != 0 || range == NULL ||
+	    strcmp(range, "g2") != 0 || strcmp(attr_type(t, "g2"), "N") != 0) {
+		snprintf(why, whylen, "table %s has no global index %s keyed "
+		    "(g1 S, g2 N), the keys --index-keys writes, which "
+		    "--index needs", w->table, w->index);
+		return KV_EINVAL;
+	}
+	const char *status =
+	    json_string_value(json_object_get(gsi, "IndexStatus"));
+	if (status != NULL && strcmp(status, "ACTIVE") != 0)
+		*active = false;
+	return KV_OK;
+}
+
 kv_err
 workload_table_ready(const workload *w, const char *body, size_t len,
     bool *active, char *why, size_t whylen)
@@ -536,20 +682,8 @@ workload_table_ready(const workload *w, const char *body, size_t len,
 		return KV_PROTO;
 	}
 	*active = strcmp(status, "ACTIVE") == 0;
-	const char *hash = NULL, *range = NULL;
-	for (size_t i = 0; i < json_array_size(schema); i++) {
-		json_t *k = json_array_get(schema, i);
-		const char *n =
-		    json_string_value(json_object_get(k, "AttributeName"));
-		const char *kt =
-		    json_string_value(json_object_get(k, "KeyType"));
-		if (n == NULL || kt == NULL)
-			continue;
-		if (strcmp(kt, "HASH") == 0)
-			hash = n;
-		else if (strcmp(kt, "RANGE") == 0)
-			range = n;
-	}
+	const char *hash, *range;
+	key_names(schema, &hash, &range);
 	char have[160];
 	snprintf(have, sizeof(have), "%s %s%s%s%s",
 	    hash != NULL ? hash : "?",
@@ -559,7 +693,7 @@ workload_table_ready(const workload *w, const char *body, size_t len,
 	if (range != NULL)
 		snprintf(have + strlen(have), sizeof(have) - strlen(have),
 		    "%s", attr_type(t, range));
-	bool want_range = workload_range_key(w->kind);
+	bool want_range = table_has_sk(w);
 	bool ok = hash != NULL && strcmp(hash, "pk") == 0 &&
 	    strcmp(attr_type(t, "pk"), "S") == 0 &&
 	    (want_range ? range != NULL && strcmp(range, "sk") == 0 &&
@@ -573,6 +707,8 @@ workload_table_ready(const workload *w, const char *body, size_t len,
 		    workload_name(w->kind), want_range ? ", sk N" : "");
 		rv = KV_EINVAL;
 	}
+	if (rv == KV_OK && w->index != NULL)
+		rv = index_ready(w, t, active, why, whylen);
 	json_decref(j);
 	return rv;
 }
@@ -603,7 +739,7 @@ workload_load_items(const workload *w)
 	case WORKLOAD_YCSB_E:
 		return key_count(w) * per_key(w);
 	case WORKLOAD_QUERY:
-		return QUERY_ITEMS;
+		return w->index != NULL ? key_count(w) : QUERY_ITEMS;
 	default:
 		return 0;
 	}
@@ -613,7 +749,7 @@ workload_load_items(const workload *w)
 static kv_err
 load_item(const workload *w, uint64_t i, http_buf *body)
 {
-	if (w->kind == WORKLOAD_QUERY)
+	if (w->kind == WORKLOAD_QUERY && w->index == NULL)
 		return http_buf_printf(body,
 		    "{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":\"%s\"},"
 		    "\"sk\":{\"N\":\"%" PRIu64 "\"},\"v\":{\"S\":\"%s\"}}}}",
@@ -635,6 +771,12 @@ load_item(const workload *w, uint64_t i, http_buf *body)
 		    "{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":\"%s\"},"
 		    "\"sk\":{\"N\":\"%" PRIu64 "\"},\"v\":{\"S\":\"%s\"}}}}",
 		    name, i % YCSB_E_ITEMS, w->pad);
+	if (w->index != NULL)
+		return http_buf_printf(body,
+		    "{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":\"%s\"},"
+		    "\"g1\":{\"S\":\"b%u\"},\"g2\":{\"N\":\"%" PRIu64 "\"},"
+		    "\"v\":{\"S\":\"%s\"}}}}",
+		    name, (unsigned) (i % INDEX_BUCKETS), i, w->pad);
 	return http_buf_printf(body,
 	    "{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":\"%s\"},"
 	    "\"v\":{\"S\":\"%s\"}}}}",

@@ -8,7 +8,13 @@
  *
  *   put             PutItem of a drawn key, v padded to --item-size bytes
  *   get             GetItem of a drawn key; no Item is WRONG (MissingItem)
- *   query           Query pk = "q" Limit 10; a page not of 10 is BadPage
+ *   query           Query pk = "q" Limit 10; a page not of 10 is BadPage.
+ *                   With an index (--index): Query that global index,
+ *                   whose keys are the g1 and g2 of --index-keys, for
+ *                   g1 = one of the 256 buckets, uniformly, Limit 10;
+ *                   more than 10 items, or an item of another bucket or
+ *                   out of g2 order, is BadPage. Its --load writes
+ *                   every key, key i with g1 = b<i mod 256> and g2 = i
  *   update-counter  UpdateItem SET n = if_not_exists(n, :z) + :one on "hot"
  *   counter         UpdateItem ADD n :one on a drawn key (1 WCU each)
  *   ycsb-a/b/c      GetItem, or UpdateItem SET v = :v with a fresh pad:
@@ -16,8 +22,8 @@
  *   ycsb-e          95 % Query pk = key AND sk >= s (s in 0..9, Limit
  *                   1..10), 5 % PutItem of a new sort key (10 and up)
  *
- * Table and key prefix go into JSON unescaped: kv_load.c admits only
- * characters that need no escaping. Read next: report.h.
+ * Table, index and key prefix go into JSON unescaped: kv_load.c admits
+ * only characters that need no escaping. Read next: report.h.
  */
 #ifndef KVLOAD_WORKLOAD_H
 #define KVLOAD_WORKLOAD_H
@@ -88,6 +94,10 @@ typedef struct workload {
 	 * (N, a fresh number), which change on every write: keys for two
 	 * global indexes, each write moving its entries. */
 	bool index_keys;
+	/* --index: the query workload reads this global index of a table
+	 * written with --index-keys (g1 HASH, g2 RANGE) instead of the item
+	 * collection "q"; NULL otherwise. Borrowed, like table. */
+	const char *index;
 	char *pad;        /* owned: item_size bytes and a NUL */
 } workload;
 
@@ -143,7 +153,10 @@ void workload_check(const workload *w, const workload_req *req, int status,
 void workload_classify(int status, const char *body, size_t len,
     workload_verdict *v);
 
-/* workload_create_table appends the CreateTable body for w's table. */
+/*
+ * workload_create_table appends the CreateTable body for w's table, and
+ * for its global index when the workload reads one.
+ */
 kv_err workload_create_table(const workload *w, http_buf *body);
 
 /* workload_describe_table appends the DescribeTable body. */
@@ -151,10 +164,12 @@ kv_err workload_describe_table(const workload *w, http_buf *body);
 
 /*
  * workload_table_ready reads a 200 DescribeTable answer: *active says
- * whether TableStatus is ACTIVE. Returns KV_EINVAL, with the reason in
- * why[0..whylen), when the key schema is not the one the workload needs
- * (pk S as hash key, and sk N as range key exactly when it uses one), or
- * KV_PROTO when the answer is not a DescribeTable answer.
+ * whether TableStatus is ACTIVE (and, with an index, its IndexStatus).
+ * Returns KV_EINVAL, with the reason in why[0..whylen), when the key
+ * schema is not the one the workload needs (pk S as hash key, and sk N as
+ * range key exactly when it uses one; with an index, that global index
+ * with g1 S as hash key and g2 N as range key), or KV_PROTO when the
+ * answer is not a DescribeTable answer.
  */
 kv_err workload_table_ready(const workload *w, const char *body, size_t len,
     bool *active, char *why, size_t whylen);

@@ -14,6 +14,7 @@
 #include "keyenc.h"
 #include "node.h"
 #include "throttle.h"
+#include "txn.h"
 
 void
 get_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
@@ -30,6 +31,8 @@ get_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 		resp->code = throttle_admit(n, p, false, req->key,
 		    req->key_len, resp);
 	if (resp->code == KV_OK) {
+		/* For TransactGetItems: the item is in a transaction. */
+		resp->locked = txn_locked(n, req->key, req->key_len);
 		resp->code = store_get(n->st, req->key, req->key_len, &rec,
 		    &len, &found);
 		/* A missing item costs the minimum, as DynamoDB charges. */

@@ -37,6 +37,7 @@
 #include "metrics_http.h"
 #include "heat.h"
 #include "index.h"
+#include "txn.h"
 #include "node.h"
 #include "server.h"
 #include "throttle.h"
@@ -211,6 +212,12 @@ main(int argc, char **argv)
 	/* Before the catalog and the server: both hand it catalogs. */
 	if ((rv = index_open(&n)) != KV_OK)
 		goto out;
+	/* Prepared transactions lock their items before any request. */
+	if ((rv = txn_open(&n)) != KV_OK) {
+		fprintf(stderr, "kv-node: cannot read the prepared transactions "
+		    "back: %s\n", kv_err_name(rv));
+		goto out;
+	}
 	if (n.index == 0 && (rv = catalog_node_open(&n)) != KV_OK) {
 		fprintf(stderr, "kv-node: cannot load the catalog: %s\n",
 		    kv_err_name(rv));
@@ -255,6 +262,7 @@ out:
 	cluster_stop(&n);
 	server_close(srv);
 	index_close(&n);
+	txn_close(&n);
 	catalog_node_close(&n);
 	cluster_close(&n);
 	/* No request runs now: the counters go to the records, with the

@@ -16,6 +16,7 @@
 #include "keyenc.h"
 #include "node.h"
 #include "part.h"
+#include "txn.h"
 
 /* ---- the write set ---- */
 
@@ -237,6 +238,13 @@ source_begin(node *n, const rpc_request *req, rpc_response *resp)
 		pthread_mutex_lock(&p->mu);
 		if (p->epoch != req->epoch) {
 			resp->code = KV_STALE_ROUTE;
+		} else if (p->move_id != req->move_id &&
+		    txn_range_busy(n, p->table_id, p->lo, p->last)) {
+			/* Prepared transactions hold items of it: the move
+			 * waits for them (node/txn.h). */
+			resp->code = KV_BUSY;
+			resp->message = "transactions are prepared on the "
+			    "partition";
 		} else {
 			if (p->move_id != req->move_id) {
 				move_forget(p);

@@ -7,6 +7,7 @@
 #include "heat.h"
 #include "index.h"
 #include "move.h"
+#include "txn.h"
 #include "throttle.h"
 
 rpc_client *
@@ -74,6 +75,11 @@ node_dispatch_run(node *n, const rpc_request *req, arena *a,
 	case RPC_INDEX_APPLY: fn = index_apply_serve; break;
 	case RPC_INDEX_UPDATE: fn = catalog_node_index; break;
 	case RPC_INDEX_BACKFILL: fn = index_backfill_serve; break;
+	case RPC_TXN_PREPARE: fn = txn_prepare_serve; break;
+	case RPC_TXN_FINISH: fn = txn_finish_serve; break;
+	case RPC_TXN_DECIDE: fn = txn_decide_serve; break;
+	case RPC_TXN_TOKEN: fn = txn_token_serve; break;
+	case RPC_CHECK: break; /* inside RPC_TXN_PREPARE only */
 	case RPC_MOVE_BEGIN:
 	case RPC_MOVE_PULL:
 	case RPC_MOVE_DIRTY:

@@ -62,6 +62,7 @@ typedef struct node {
 	move_in move;
 	struct heat_mon *heat; /* the heat monitor (heat.h); NULL: none */
 	struct index_state *gsi; /* index.h: the view, the replicator */
+	struct txn_state *txn;   /* txn.h: prepared transactions */
 } node;
 
 /*
@@ -146,6 +147,21 @@ kv_err write_run_end(node *n, write_run *r);
  */
 void write_serve(node *n, const rpc_request *req, arena *a,
     rpc_response *resp, write_fn fn, write_run *run);
+
+/*
+ * write_commit writes item key's new record rec (NULL: the item is
+ * deleted) over old_v (NULL: none; old_size its size), with the index
+ * records and local index entries of t (NULL: a table without indexes)
+ * and whatever b already holds, in one batch, and sets p's counters;
+ * p's mutex is held. For a transaction's commit (node/txn.h), whose
+ * checks were made when it was prepared. KV_OK or the store's error,
+ * with nothing applied.
+ */
+struct table;
+kv_err write_commit(node *n, part *p, const struct table *t,
+    const uint8_t *key, size_t key_len, const value *old_v,
+    uint32_t old_size, const value *new_v, const uint8_t *rec,
+    size_t rec_len, arena *a, store_batch *b);
 
 /* A verb's server: fills resp (strings and bytes in a). */
 typedef void (*verb_fn)(node *n, const rpc_request *req, arena *a,

@@ -35,6 +35,7 @@
 #include "keyenc.h"
 #include "node.h"
 #include "throttle.h"
+#include "txn.h"
 
 /* Puts v (an item) into resp as codec bytes in a. */
 static void
@@ -129,6 +130,45 @@ write_item(node *n, part *p, const uint8_t *key, size_t key_len,
 			    record_size(rec));
 		else
 			size_index_remove(&p->sizes, key, key_len);
+	}
+	return rv;
+}
+
+kv_err
+write_commit(node *n, part *p, const table *t, const uint8_t *key,
+    size_t key_len, const value *old_v, uint32_t old_size,
+    const value *new_v, const uint8_t *rec, size_t rec_len, arena *a,
+    store_batch *b)
+{
+	kv_err rv = KV_OK;
+	uint64_t coll;
+	uint32_t size = new_v != NULL ? (uint32_t) item_size(new_v) : 0;
+	uint64_t items = p->items + (old_v == NULL ? 1 : 0) -
+	    (new_v == NULL ? 1 : 0);
+	if (old_v == NULL && new_v == NULL)
+		items = p->items;
+	uint64_t bytes = p->bytes + size - old_size;
+	if (t != NULL) {
+		index_order_lock(n);
+		rv = index_outbox(n, t, p->epoch, old_v, new_v, a, b, NULL,
+		    NULL);
+		if (rv == KV_OK && table_has_local(t))
+			rv = index_local_write(n, t, old_v, new_v, a, b, NULL,
+			    NULL, &coll);
+		/* A transaction's write was checked when it was prepared:
+		 * it is not refused now (the collection's limit included). */
+		if (rv == KV_COLL_FULL)
+			rv = KV_OK;
+	}
+	if (rv == KV_OK)
+		rv = write_item(n, p, key, key_len, rec, rec_len, items, bytes,
+		    b);
+	if (t != NULL) {
+		index_order_unlock(n);
+		if (rv == KV_OK) {
+			index_count(n, b, 1);
+			index_kick(n);
+		}
 	}
 	return rv;
 }
@@ -258,6 +298,13 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 		    req->key_len, resp)) != KV_OK)
 			goto unlock_map;
 		pthread_mutex_lock(&p->mu);
+		/* An item in a prepared transaction takes no other write
+		 * (node/txn.h; a run holds the mutex: none is prepared
+		 * meanwhile). */
+		if (txn_locked(n, req->key, req->key_len)) {
+			resp->code = KV_TXN_CONFLICT;
+			goto unlock;
+		}
 		if (blind && size_index_get(&p->sizes, req->key, req->key_len,
 		    &old_size))
 			found = size_known = true;

@@ -538,6 +538,7 @@ wire_pack_request(const rpc_request *r, uint8_t **out, size_t *len)
 	pb.reason = r->reason;
 	pb.ack = r->ack;
 	pb.local = r->local;
+	pb.txn = r->txn;
 	pb.n_cuts = r->n_cuts;
 	pb.cuts = (uint64_t *) r->cuts;
 	rv = wire_pack_pb(&pb.base, out, len);
@@ -631,6 +632,7 @@ wire_unpack_request(const uint8_t *buf, size_t len, arena *a,
 	r->reason = pb->reason;
 	r->ack = pb->ack;
 	r->local = pb->local;
+	r->txn = pb->txn;
 	if (pb->n_cuts > RPC_MAX_CUTS) {
 		rv = KV_PROTO;
 		goto out;
@@ -738,6 +740,7 @@ wire_pack_response(const rpc_response *r, uint8_t **out, size_t *len)
 	pb.seq = r->seq;
 	pb.has_coll = r->has_coll;
 	pb.coll_size = r->coll_size;
+	pb.locked = r->locked;
 	rv = wire_pack_pb(&pb.base, out, len);
 out:
 	free(items);
@@ -794,6 +797,7 @@ wire_unpack_response(const uint8_t *buf, size_t len, arena *a,
 	r->throttle = pb->throttle;
 	r->has_coll = pb->has_coll;
 	r->coll_size = pb->coll_size;
+	r->locked = pb->locked;
 	r->last_item = wire_copy_bytes(a, &pb->last_item, &r->last_item_len);
 	if ((rv = bytes_from_pb(a, pb->items, pb->n_items, false, &r->items,
 	    &r->item_lens)) != KV_OK)

@@ -76,7 +76,35 @@ typedef enum rpc_op {
 	RPC_INDEX_BACKFILL = 35, /* base owner: fill index `part` (a table
 	                          * id) from table `table_id`'s partitions;
 	                          * answers what is done (node/index.h) */
+	RPC_TXN_PREPARE = 36, /* participant: prepare transaction `txn`'s
+	                       * actions on this node (subs: PUT, DELETE,
+	                       * UPDATE or CHECK requests; `node` keeps the
+	                       * decision); answers one sub each */
+	RPC_TXN_FINISH = 37,  /* participant: commit (limit RPC_TXN_COMMIT)
+	                       * or abort transaction `txn` here */
+	RPC_TXN_DECIDE = 38,  /* decision keeper: record or read `txn`'s
+	                       * outcome (limit RPC_TXN_*; node/txn.h) */
+	RPC_TXN_TOKEN = 39,   /* token keeper: a ClientRequestToken's
+	                       * record (limit RPC_TOKEN_*; node/txn.h) */
+	RPC_CHECK = 40,       /* inside RPC_TXN_PREPARE only: a
+	                       * ConditionCheck (a condition, no write) */
 } rpc_op;
+
+/* RPC_TXN_FINISH's and RPC_TXN_DECIDE's outcome (rpc_request.limit;
+ * RPC_TXN_DECIDE answers it in resp.seq). */
+#define RPC_TXN_COMMIT 1
+#define RPC_TXN_ABORT 2
+#define RPC_TXN_RESOLVE 3 /* DECIDE: the outcome, aborting if none yet */
+
+/* RPC_TXN_TOKEN's step (rpc_request.limit); resp.seq answers RPC_TOKEN_*
+ * states for BEGIN. */
+#define RPC_TOKEN_BEGIN 1  /* claim: NEW, or the state of an earlier one */
+#define RPC_TOKEN_DONE 2   /* the claimed transaction committed */
+#define RPC_TOKEN_DROP 3   /* it was cancelled: the token is free again */
+#define RPC_TOKEN_NEW 1
+#define RPC_TOKEN_RUNNING 2
+#define RPC_TOKEN_COMMITTED 3
+#define RPC_TOKEN_MISMATCH 4
 
 /*
  * A write to a table with secondary indexes answers, in resp.blobs, what
@@ -201,6 +229,7 @@ typedef struct rpc_request {
 	/* RANGE: 0 reads the table's items; k + 1 the entries of its local
 	 * index k, with RPC_LOCAL_FETCH each with its whole item. */
 	uint32_t local;
+	uint64_t txn;           /* TXN_*: the transaction's id */
 } rpc_request;
 
 #define RPC_LOCAL_FETCH 0x100
@@ -251,6 +280,7 @@ typedef struct rpc_response {
 	 * collection after it (DynamoDB's ItemCollectionMetrics). */
 	bool has_coll;
 	uint64_t coll_size;
+	bool locked;           /* GET: the item is in a prepared transaction */
 } rpc_response;
 
 /*

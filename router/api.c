@@ -41,6 +41,8 @@ static const struct {
 	{ "Scan", ops_read_scan, -1 },
 	{ "BatchGetItem", ops_batch_get, -1 },
 	{ "BatchWriteItem", ops_batch_write, -1 },
+	{ "TransactWriteItems", ops_txn_write, -1 },
+	{ "TransactGetItems", ops_txn_get, -1 },
 };
 
 void

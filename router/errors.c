@@ -49,6 +49,16 @@ static const struct {
 	[ERR_COLLECTION_SIZE] = { 400,
 	    "com.amazonaws.dynamodb.v20120810#"
 	    "ItemCollectionSizeLimitExceededException" },
+	[ERR_TXN_CONFLICT] = { 400,
+	    "com.amazonaws.dynamodb.v20120810#TransactionConflictException" },
+	[ERR_TXN_CANCELED] = { 400,
+	    "com.amazonaws.dynamodb.v20120810#TransactionCanceledException" },
+	[ERR_TXN_IN_PROGRESS] = { 400,
+	    "com.amazonaws.dynamodb.v20120810#"
+	    "TransactionInProgressException" },
+	[ERR_IDEMPOTENT_MISMATCH] = { 400,
+	    "com.amazonaws.dynamodb.v20120810#"
+	    "IdempotentParameterMismatchException" },
 };
 
 static const char fallback[] =
@@ -103,6 +113,12 @@ errors_from_kv(reply *r, kv_err e)
 	case KV_UNAVAILABLE:
 		errors_reply(r, ERR_UNAVAILABLE,
 		    "The partition's storage node is unavailable");
+		break;
+	case KV_TXN_CONFLICT:
+		/* The wording DynamoDB gives the same reason inside a
+		 * transaction's CancellationReasons. */
+		errors_reply(r, ERR_TXN_CONFLICT,
+		    "Transaction is ongoing for the item.");
 		break;
 	case KV_COLL_FULL:
 		/* DynamoDB's wording in a transaction's CancellationReasons;

@@ -27,6 +27,10 @@ typedef enum api_error {
 	ERR_PROVISIONED_EXCEEDED, /* ProvisionedThroughputExceededException */
 	ERR_THROTTLING,          /* ThrottlingException */
 	ERR_COLLECTION_SIZE,     /* ItemCollectionSizeLimitExceededException */
+	ERR_TXN_CONFLICT,        /* TransactionConflictException */
+	ERR_TXN_CANCELED,        /* TransactionCanceledException */
+	ERR_TXN_IN_PROGRESS,     /* TransactionInProgressException */
+	ERR_IDEMPOTENT_MISMATCH, /* IdempotentParameterMismatchException */
 } api_error;
 
 /*

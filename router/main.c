@@ -3,7 +3,7 @@
  * loads the catalog and serves HTTP until SIGINT or SIGTERM.
  *
  *   kv-router --config FILE [--index I] [--port P] [--loops N] [--no-ring]
- *             [--nng-requests]
+ *             [--nng-requests] [--txn-fault prepared|decided]
  *
  * --index I: which of the cluster file's router lines this router is
  * (default 0): its HTTP address and its survey address. Several routers
@@ -17,6 +17,11 @@
  * message a round (proto/nframe.h; the nodes need the same flag), to
  * measure nng on the request path against the sockets. The workers' calls
  * keep the sockets.
+ *
+ * --txn-fault: for tests of transactions' recovery, the router dies
+ * (_exit) in every TransactWriteItems once all participants prepared
+ * (prepared) or once COMMIT is recorded (decided), before the next
+ * phase: what a crash of the coordinator at that point leaves.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -44,7 +49,8 @@ usage(void)
 {
 	fprintf(stderr,
 	    "usage: kv-router --config FILE [--index I] [--port P] "
-	    "[--loops N] [--no-ring] [--nng-requests]\n");
+	    "[--loops N] [--no-ring] [--nng-requests]\n"
+	    "    [--txn-fault prepared|decided]\n");
 	exit(2);
 }
 
@@ -72,6 +78,11 @@ main(int argc, char **argv)
 			no_ring = true;
 		else if (strcmp(argv[i], "--nng-requests") == 0)
 			nng_requests = true;
+		else if (strcmp(argv[i], "--txn-fault") == 0 && i + 1 < argc &&
+		    (strcmp(argv[i + 1], "prepared") == 0 ||
+		    strcmp(argv[i + 1], "decided") == 0))
+			r.txn_fault = argv[++i][0] == 'p' ? ROUTER_FAULT_PREPARED :
+			    ROUTER_FAULT_DECIDED;
 		else
 			usage();
 	}

@@ -17,7 +17,7 @@
 typedef struct route_snapshot route_snapshot;
 
 /* The operations api.c serves, for per-operation counters. */
-#define API_N_OPS 13
+#define API_N_OPS 15
 
 /* Answers of one operation, by outcome (relaxed atomics; for /metrics). */
 typedef struct api_counters {
@@ -39,7 +39,11 @@ typedef struct router {
 	uint32_t index;    /* its line among the cluster file's routers */
 	int64_t started_ms; /* Unix time the process started */
 	atomic_uint_fast32_t open_conns; /* client connections (relaxed) */
+	int txn_fault;     /* --txn-fault: ROUTER_FAULT_*, 0: none */
 } router;
+
+#define ROUTER_FAULT_PREPARED 1 /* die once a transaction is prepared */
+#define ROUTER_FAULT_DECIDED 2  /* die once its COMMIT is recorded */
 
 /* An HTTP answer: status and an owned JSON body (free with free()). */
 typedef struct reply {

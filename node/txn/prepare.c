@@ -1,0 +1,340 @@
+/*
+ * prepare.c — RPC_TXN_PREPARE: check a transaction's actions on this
+ * node, and when all pass, record and lock them (../txn.h).
+ *
+ * All or nothing on this node: the actions' partitions are locked (their
+ * mutexes, in address order) while every action is checked, and the
+ * prepared records of all of them go in one durable batch. If the
+ * process dies before that batch is in the log, nothing was prepared
+ * here (the coordinator gets no answer and aborts); after, the records
+ * are read back at start and their transaction is resolved.
+ *
+ * Each action answers in its own sub-response: KV_OK, KV_COND_FAILED
+ * (with the item when asked), KV_TXN_CONFLICT (locked by another
+ * transaction, or its partition is moving), KV_THROTTLED, or KV_EINVAL
+ * with DynamoDB's message. Every action admitted pays twice its write
+ * units (prepare and commit), also when the transaction is cancelled,
+ * as DynamoDB charges.
+ */
+#include "txn_int.h"
+
+#include "capacity.h"
+#include "codec.h"
+#include "expr_codec.h"
+#include "item.h"
+#include "throttle.h"
+
+/* One action being prepared. */
+typedef struct act {
+	rpc_request req;
+	expr_cond *cond;
+	expr_update *upd;
+	part *p;
+	rpc_response out;
+	bool admitted;
+	uint8_t *rec;   /* TXN_PUT: the new record (in the arena) */
+	size_t rec_len;
+	int kind;
+} act;
+
+static int
+by_address(const void *x, const void *y)
+{
+	uintptr_t a = (uintptr_t) *(part *const *) x;
+	uintptr_t b = (uintptr_t) *(part *const *) y;
+	return a < b ? -1 : a > b;
+}
+
+static write_fn
+fn_of(rpc_op op)
+{
+	switch (op) {
+	case RPC_PUT: return put_new_item;
+	case RPC_DELETE: return delete_new_item;
+	case RPC_UPDATE: return update_new_item;
+	default: return NULL;
+	}
+}
+
+static void
+fail_with(arena *a, rpc_response *out, kv_err code, const char *msg)
+{
+	out->code = code;
+	out->message = arena_dup(a, msg, strlen(msg));
+}
+
+/* Checks action x (its partition's mutex held): fills x->out. */
+static void
+check_one(node *n, act *x, arena *a)
+{
+	txn_state *s = n->txn;
+	rpc_response *out = &x->out;
+	uint8_t *old = NULL;
+	size_t ol = 0;
+	bool found = false;
+	value old_item, *old_v = NULL, *new_v = NULL;
+
+	out->code = KV_OK;
+	pthread_mutex_lock(&s->mu);
+	bool locked = txn_is_locked(s, x->req.key, x->req.key_len);
+	pthread_mutex_unlock(&s->mu);
+	if (locked || x->p->move_id != 0) {
+		fail_with(a, out, KV_TXN_CONFLICT,
+		    "Transaction is ongoing for the item.");
+		return;
+	}
+	if ((out->code = throttle_admit(n, x->p, true, x->req.key,
+	    x->req.key_len, out)) != KV_OK)
+		return;
+	x->admitted = true;
+	if ((out->code = store_get(n->st, x->req.key, x->req.key_len, &old,
+	    &ol, &found)) != KV_OK)
+		return;
+	if (found) {
+		/* Decoded values borrow their bytes: keep them in a. */
+		uint8_t *keep = ol >= RECORD_HEADER ?
+		    (uint8_t *) arena_dup(a, (char *) old, ol) : NULL;
+		free(old);
+		if (keep == NULL || codec_decode(a, keep + RECORD_HEADER,
+		    ol - RECORD_HEADER, &old_item) != KV_OK ||
+		    old_item.type != VAL_M) {
+			out->code = keep == NULL && ol >= RECORD_HEADER ?
+			    KV_ENOMEM : KV_CORRUPT;
+			return;
+		}
+		old_v = &old_item;
+		out->old_size = record_size(keep);
+	}
+	if (x->cond != NULL && !expr_eval_condition(x->cond, old_v)) {
+		out->code = KV_COND_FAILED;
+		if (x->req.return_on_failure && old_v != NULL) {
+			size_t cl = codec_size(old_v);
+			uint8_t *buf = arena_alloc(a, cl > 0 ? cl : 1);
+			if (buf == NULL) {
+				out->code = KV_ENOMEM;
+				return;
+			}
+			codec_write(old_v, buf);
+			out->found = true;
+			out->item = buf;
+			out->item_len = cl;
+		}
+		return;
+	}
+	if (x->req.op == RPC_CHECK) {
+		x->kind = TXN_CHECK;
+		return;
+	}
+	expr_err err;
+	err.msg[0] = '\0';
+	out->code = fn_of(x->req.op)(&x->req, x->upd, a, old_v, &new_v, &err);
+	if (out->code != KV_OK) {
+		if (err.msg[0] != '\0')
+			fail_with(a, out, out->code, err.msg);
+		return;
+	}
+	if (new_v == NULL) {
+		x->kind = TXN_DELETE;
+		return;
+	}
+	size_t size = item_size(new_v);
+	out->new_size = (uint32_t) size;
+	if (size > ITEM_MAX_SIZE) {
+		fail_with(a, out, KV_EINVAL, x->upd != NULL ?
+		    "Item size to update has exceeded the maximum allowed size" :
+		    "Item size has exceeded the maximum allowed size");
+		return;
+	}
+	x->rec_len = RECORD_HEADER + codec_size(new_v);
+	if ((x->rec = arena_alloc(a, x->rec_len)) == NULL) {
+		out->code = KV_ENOMEM;
+		return;
+	}
+	bytes_put_le32(x->rec, (uint32_t) size);
+	codec_write(new_v, x->rec + RECORD_HEADER);
+	x->kind = TXN_PUT;
+}
+
+/* Adds x's prepared record (action number seq of req's transaction). */
+static kv_err
+add_record(const rpc_request *req, const act *x, uint16_t seq, arena *a,
+    store_batch *b)
+{
+	uint8_t *k = arena_alloc(a, TXN_KEY_LEN);
+	size_t vl = TXN_HEAD + x->req.key_len + (x->kind == TXN_PUT ?
+	    x->rec_len : 0);
+	uint8_t *v = arena_alloc(a, vl);
+	if (k == NULL || v == NULL)
+		return KV_ENOMEM;
+	txn_key(req->txn, seq, k);
+	bytes_put_le32(v, req->node);
+	bytes_put_le32(v + 4, x->req.table_id);
+	v[8] = (uint8_t) x->kind;
+	bytes_put_le32(v + 9, (uint32_t) x->req.key_len);
+	memcpy(v + TXN_HEAD, x->req.key, x->req.key_len);
+	if (x->kind == TXN_PUT)
+		memcpy(v + TXN_HEAD + x->req.key_len, x->rec, x->rec_len);
+	return store_batch_add(b, STORE_PUT, k, TXN_KEY_LEN, v, vl);
+}
+
+/* Reads the actions of req into xs; false (resp->code set) if malformed. */
+static bool
+read_actions(const rpc_request *req, arena *a, act *xs, rpc_response *resp)
+{
+	for (size_t i = 0; i < req->n_subs; i++) {
+		act *x = &xs[i];
+		memset(x, 0, sizeof(*x));
+		if (wire_unpack_request(req->subs[i], req->sub_lens[i], a,
+		    &x->req) != KV_OK || (x->req.op != RPC_PUT &&
+		    x->req.op != RPC_DELETE && x->req.op != RPC_UPDATE &&
+		    x->req.op != RPC_CHECK) ||
+		    (x->req.condition != NULL && expr_codec_decode_cond(a,
+		    x->req.condition, x->req.condition_len, &x->cond) !=
+		    KV_OK) ||
+		    (x->req.update != NULL && expr_codec_decode_update(a,
+		    x->req.update, x->req.update_len, &x->upd) != KV_OK)) {
+			resp->code = KV_PROTO;
+			return false;
+		}
+		for (size_t j = 0; j < i; j++)
+			if (xs[j].req.key_len == x->req.key_len &&
+			    memcmp(xs[j].req.key, x->req.key,
+			    x->req.key_len) == 0) {
+				resp->code = KV_PROTO; /* the router refuses it */
+				return false;
+			}
+	}
+	return true;
+}
+
+/* Packs each action's answer into resp->subs. */
+static void
+answer(const act *xs, size_t nx, arena *a, rpc_response *resp)
+{
+	resp->subs = arena_alloc(a, (nx + 1) * sizeof(*resp->subs));
+	resp->sub_lens = arena_alloc(a, (nx + 1) * sizeof(*resp->sub_lens));
+	if (resp->subs == NULL || resp->sub_lens == NULL) {
+		resp->code = KV_ENOMEM;
+		return;
+	}
+	for (size_t i = 0; i < nx; i++) {
+		uint8_t *buf = NULL;
+		size_t len = 0;
+		if (wire_pack_response(&xs[i].out, &buf, &len) != KV_OK) {
+			resp->code = KV_ENOMEM;
+			return;
+		}
+		resp->subs[i] = (const uint8_t *) arena_dup(a, (char *) buf,
+		    len > 0 ? len : 1);
+		resp->sub_lens[i] = len;
+		free(buf);
+		if (resp->subs[i] == NULL) {
+			resp->code = KV_ENOMEM;
+			return;
+		}
+	}
+	resp->n_subs = nx;
+}
+
+void
+txn_prepare_serve(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp)
+{
+	txn_state *s = n->txn;
+	size_t nx = req->n_subs, np = 0;
+	act *xs = arena_alloc(a, (nx + 1) * sizeof(*xs));
+	part **ps = arena_alloc(a, (nx + 1) * sizeof(*ps));
+	store_batch b;
+
+	if (xs == NULL || ps == NULL) {
+		resp->code = KV_ENOMEM;
+		return;
+	}
+	if (s == NULL || req->txn == 0 || nx == 0 || nx > RPC_MULTI_MAX ||
+	    req->node >= n->cfg.n_nodes) {
+		resp->code = KV_PROTO;
+		return;
+	}
+	if (!read_actions(req, a, xs, resp))
+		return;
+	pthread_mutex_lock(&s->mu);
+	bool again = txn_find_locked(s, req->txn) != NULL;
+	pthread_mutex_unlock(&s->mu);
+	if (again) {
+		/* Prepared already (a repeat): the same answer. */
+		for (size_t i = 0; i < nx; i++)
+			wire_request_fini(&xs[i].req);
+		resp->code = KV_OK;
+		answer(xs, nx, a, resp);
+		return;
+	}
+	store_batch_init(&b);
+	pthread_rwlock_rdlock(&n->parts.lock);
+	resp->code = KV_OK;
+	for (size_t i = 0; i < nx && resp->code == KV_OK; i++) {
+		resp->code = part_map_check_key_locked(&n->parts,
+		    xs[i].req.table_id, xs[i].req.part, xs[i].req.epoch,
+		    xs[i].req.key, xs[i].req.key_len, &xs[i].p);
+		bool seen = false;
+		for (size_t k = 0; resp->code == KV_OK && k < np && !seen; k++)
+			seen = ps[k] == xs[i].p;
+		if (resp->code == KV_OK && !seen)
+			ps[np++] = xs[i].p;
+	}
+	if (resp->code != KV_OK)
+		goto unlock_map; /* a stale route: nothing prepared */
+	qsort(ps, np, sizeof(*ps), by_address);
+	for (size_t k = 0; k < np; k++)
+		pthread_mutex_lock(&ps[k]->mu);
+	bool ok = true;
+	for (size_t i = 0; i < nx; i++) {
+		check_one(n, &xs[i], a);
+		ok = ok && xs[i].out.code == KV_OK;
+	}
+	for (size_t i = 0; ok && i < nx && resp->code == KV_OK; i++)
+		resp->code = add_record(req, &xs[i], (uint16_t) i, a, &b);
+	if (ok && resp->code == KV_OK)
+		resp->code = store_write(n->st, &b);
+	if (ok && resp->code == KV_OK) {
+		uint8_t **keys = arena_alloc(a, nx * sizeof(*keys));
+		size_t *kls = arena_alloc(a, nx * sizeof(*kls));
+		if (keys == NULL || kls == NULL) {
+			resp->code = KV_ENOMEM;
+		} else {
+			for (size_t i = 0; i < nx; i++) {
+				keys[i] = (uint8_t *) xs[i].req.key;
+				kls[i] = xs[i].req.key_len;
+			}
+			pthread_mutex_lock(&s->mu);
+			resp->code = txn_add_locked(s, req->txn, req->node,
+			    keys, kls, nx);
+			pthread_mutex_unlock(&s->mu);
+		}
+		if (resp->code != KV_OK) {
+			/* Recorded but not locked: take the records back. */
+			uint8_t lo[TXN_KEY_LEN], hi[TXN_KEY_LEN];
+			txn_key(req->txn, 0, lo);
+			txn_key(req->txn + 1, 0, hi);
+			store_batch_fini(&b);
+			store_batch_init(&b);
+			if (store_batch_add(&b, STORE_DELETE_RANGE, lo,
+			    sizeof(lo), hi, sizeof(hi)) == KV_OK)
+				(void) store_write(n->st, &b);
+		}
+	}
+	for (size_t k = np; k > 0; k--)
+		pthread_mutex_unlock(&ps[k - 1]->mu);
+	/* Twice the write units: prepare and commit (DynamoDB). */
+	for (size_t i = 0; i < nx; i++)
+		if (xs[i].admitted)
+			throttle_charge(n, xs[i].p, true, xs[i].req.key,
+			    xs[i].req.key_len, 4 * capacity_write_units(
+			    xs[i].out.old_size, xs[i].out.new_size));
+unlock_map:
+	pthread_rwlock_unlock(&n->parts.lock);
+	store_batch_fini(&b);
+	for (size_t i = 0; i < nx; i++)
+		wire_request_fini(&xs[i].req);
+	if (resp->code == KV_OK)
+		answer(xs, nx, a, resp);
+}

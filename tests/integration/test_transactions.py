@@ -1,0 +1,393 @@
+"""test_transactions.py — TransactWriteItems and TransactGetItems through
+boto3 (router/ops_txn.c, node/txn.h): two-phase commit across nodes.
+
+Tried here: seed 004's order example exactly (a repeat cancelled with
+[ConditionalCheckFailed, None, None], stock taken once; 500 units against
+181 cancelled with [None, None, ConditionalCheckFailed] and no order
+item); the API's refusals; ReturnValuesOnConditionCheckFailure;
+ConsumedCapacity (two units per item unit); conflicts between
+transactions and single writes (TransactionConflictException) counted;
+ClientRequestToken (a repeat applies nothing, other parameters are
+refused, the token survives a node's restart); a bank of accounts on
+every node with concurrent transfers while TransactGetItems snapshots
+always sum to the total; and a coordinator that dies after prepare and
+after the decision (router --txn-fault): the items end committed on every
+node or on none, and unlocked within the participants' timeout.
+"""
+
+import threading
+import time
+
+import pytest
+from botocore.exceptions import ClientError
+
+
+def S(x):
+    return {"S": x}
+
+
+def N(x):
+    return {"N": str(x)}
+
+
+def make_table(ddb, name, sort=True):
+    attrs = [{"AttributeName": "PK", "AttributeType": "S"}]
+    keys = [{"AttributeName": "PK", "KeyType": "HASH"}]
+    if sort:
+        attrs.append({"AttributeName": "SK", "AttributeType": "S"})
+        keys.append({"AttributeName": "SK", "KeyType": "RANGE"})
+    ddb.create_table(TableName=name, AttributeDefinitions=attrs,
+                     KeySchema=keys, BillingMode="PAY_PER_REQUEST")
+    ddb.get_waiter("table_exists").wait(
+        TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 30})
+
+
+def reasons(e):
+    return [r["Code"] for r in e.response["CancellationReasons"]]
+
+
+def place_order(ddb, table, order, qty):
+    return ddb.transact_write_items(TransactItems=[
+        {"Put": {"TableName": table,
+                 "Item": {"PK": S("ORDER#" + order), "SK": S("META"),
+                          "status": S("PLACED")},
+                 "ConditionExpression": "attribute_not_exists(PK)"}},
+        {"Put": {"TableName": table,
+                 "Item": {"PK": S("ORDER#" + order), "SK": S("ITEM#01"),
+                          "product": S("PROD#1"), "qty": N(qty)}}},
+        {"Update": {"TableName": table,
+                    "Key": {"PK": S("PROD#1"), "SK": S("STOCK")},
+                    "UpdateExpression": "SET quantity = quantity - :q",
+                    "ConditionExpression": "quantity >= :q",
+                    "ExpressionAttributeValues": {":q": N(qty)}}},
+    ])
+
+
+def stock(ddb, table):
+    return int(ddb.get_item(TableName=table, ConsistentRead=True, Key={
+        "PK": S("PROD#1"), "SK": S("STOCK")})["Item"]["quantity"]["N"])
+
+
+def test_seed_order_example(ddb, unique):
+    t = "shop_" + unique
+    make_table(ddb, t)
+    ddb.put_item(TableName=t, Item={"PK": S("PROD#1"), "SK": S("STOCK"),
+                                    "quantity": N(181)})
+    place_order(ddb, t, "1001", 2)
+    assert stock(ddb, t) == 179
+    with pytest.raises(ClientError) as e:
+        place_order(ddb, t, "1001", 2)
+    err = e.value.response
+    assert err["Error"]["Code"] == "TransactionCanceledException"
+    assert err["Error"]["Message"] == (
+        "Transaction cancelled, please refer cancellation reasons for "
+        "specific reasons [ConditionalCheckFailed, None, None]")
+    assert reasons(e.value) == ["ConditionalCheckFailed", "None", "None"]
+    assert e.value.response["CancellationReasons"][0]["Message"] == \
+        "The conditional request failed"
+    assert stock(ddb, t) == 179  # taken once, not twice
+    with pytest.raises(ClientError) as e:
+        place_order(ddb, t, "1002", 500)
+    assert reasons(e.value) == ["None", "None", "ConditionalCheckFailed"]
+    assert "Item" not in ddb.get_item(TableName=t, ConsistentRead=True, Key={
+        "PK": S("ORDER#1002"), "SK": S("ITEM#01")})
+    assert "Item" not in ddb.get_item(TableName=t, ConsistentRead=True, Key={
+        "PK": S("ORDER#1002"), "SK": S("META")})
+    assert stock(ddb, t) == 179
+
+
+def test_refusals(ddb, raw_ddb, unique):
+    t = "txv_" + unique
+    make_table(ddb, t)
+    key = {"PK": S("a"), "SK": S("1")}
+    with pytest.raises(ClientError) as e:
+        raw_ddb.transact_write_items(TransactItems=[
+            {"Put": {"TableName": t, "Item": dict(key, v=N(1))}},
+            {"Delete": {"TableName": t, "Key": key}}])
+    assert e.value.response["Error"]["Message"] == (
+        "Transaction request cannot include multiple operations on one "
+        "item")
+    with pytest.raises(ClientError) as e:
+        raw_ddb.transact_write_items(TransactItems=[
+            {"Put": {"TableName": t, "Item": {"PK": S("x"), "SK": S(str(i))}}}
+            for i in range(101)])
+    msg = e.value.response["Error"]["Message"]
+    assert "transactItems" in msg and "100" in msg
+    with pytest.raises(ClientError) as e:
+        raw_ddb.transact_write_items(TransactItems=[])
+    assert e.value.response["Error"]["Code"] == "ValidationException"
+    with pytest.raises(ClientError) as e:
+        raw_ddb.transact_write_items(TransactItems=[
+            {"Put": {"TableName": t, "Item": dict(key)},
+             "Delete": {"TableName": t, "Key": key}}])
+    assert e.value.response["Error"]["Code"] == "ValidationException"
+    with pytest.raises(ClientError) as e:
+        raw_ddb.transact_write_items(TransactItems=[
+            {"ConditionCheck": {"TableName": t, "Key": key}}])
+    assert "conditionExpression" in e.value.response["Error"]["Message"]
+    with pytest.raises(ClientError) as e:
+        raw_ddb.transact_write_items(TransactItems=[
+            {"Put": {"TableName": "nope_" + unique, "Item": dict(key)}}])
+    assert e.value.response["Error"]["Code"] == "ResourceNotFoundException"
+    with pytest.raises(ClientError) as e:
+        raw_ddb.transact_get_items(TransactItems=[
+            {"Get": {"TableName": t, "Key": key}},
+            {"Get": {"TableName": t, "Key": key}}])
+    assert "multiple operations on one item" in \
+        e.value.response["Error"]["Message"]
+    # A key of the wrong shape: the single-item message.
+    with pytest.raises(ClientError) as e:
+        raw_ddb.transact_write_items(TransactItems=[
+            {"Delete": {"TableName": t, "Key": {"PK": S("a")}}}])
+    assert e.value.response["Error"]["Code"] == "ValidationException"
+    # A validation error found on the node is a cancellation reason.
+    ddb.put_item(TableName=t, Item=dict(key, n=S("text")))
+    with pytest.raises(ClientError) as e:
+        ddb.transact_write_items(TransactItems=[
+            {"Update": {"TableName": t, "Key": key,
+                        "UpdateExpression": "SET n = n + :one",
+                        "ExpressionAttributeValues": {":one": N(1)}}}])
+    assert reasons(e.value) == ["ValidationError"]
+
+
+def test_checks_and_returned_items(ddb, unique):
+    t = "txc_" + unique
+    make_table(ddb, t)
+    ddb.put_item(TableName=t, Item={"PK": S("acct"), "SK": S("1"),
+                                    "balance": N(10)})
+    with pytest.raises(ClientError) as e:
+        ddb.transact_write_items(TransactItems=[
+            {"ConditionCheck": {
+                "TableName": t, "Key": {"PK": S("acct"), "SK": S("1")},
+                "ConditionExpression": "balance >= :x",
+                "ExpressionAttributeValues": {":x": N(50)},
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}},
+            {"Put": {"TableName": t, "Item": {"PK": S("p"), "SK": S("1")}}}])
+    r = e.value.response["CancellationReasons"]
+    assert r[0]["Code"] == "ConditionalCheckFailed"
+    assert r[0]["Item"] == {"PK": S("acct"), "SK": S("1"), "balance": N(10)}
+    assert r[1] == {"Code": "None"}
+    assert "Item" not in ddb.get_item(TableName=t, Key={
+        "PK": S("p"), "SK": S("1")}, ConsistentRead=True)
+    out = ddb.transact_write_items(TransactItems=[
+        {"ConditionCheck": {
+            "TableName": t, "Key": {"PK": S("acct"), "SK": S("1")},
+            "ConditionExpression": "balance >= :x",
+            "ExpressionAttributeValues": {":x": N(5)}}},
+        {"Put": {"TableName": t, "Item": {"PK": S("p"), "SK": S("1"),
+                                           "x": S("y" * 1500)}}}],
+        ReturnConsumedCapacity="TOTAL")
+    # Two write units per item unit: the check (1 KB) and the 2 KB put.
+    assert out["ConsumedCapacity"] == [{"TableName": t,
+                                        "CapacityUnits": 6.0}]
+    got = ddb.transact_get_items(TransactItems=[
+        {"Get": {"TableName": t, "Key": {"PK": S("acct"), "SK": S("1")}}},
+        {"Get": {"TableName": t, "Key": {"PK": S("none"), "SK": S("1")}}},
+        {"Get": {"TableName": t, "Key": {"PK": S("p"), "SK": S("1")},
+                 "ProjectionExpression": "PK"}}],
+        ReturnConsumedCapacity="TOTAL")
+    assert got["Responses"] == [
+        {"Item": {"PK": S("acct"), "SK": S("1"), "balance": N(10)}}, {},
+        {"Item": {"PK": S("p")}}]
+    assert got["ConsumedCapacity"][0]["CapacityUnits"] == 6.0
+
+
+def test_idempotent_token(cluster, ddb, unique):
+    t = "txi_" + unique
+    make_table(ddb, t)
+    ddb.put_item(TableName=t, Item={"PK": S("c"), "SK": S("1"), "n": N(0)})
+    items = [{"Update": {"TableName": t,
+                         "Key": {"PK": S("c"), "SK": S("1")},
+                         "UpdateExpression": "ADD n :one",
+                         "ExpressionAttributeValues": {":one": N(1)}}}]
+    ddb.transact_write_items(TransactItems=items, ClientRequestToken="tok-1")
+    r = ddb.transact_write_items(TransactItems=items,
+                                 ClientRequestToken="tok-1",
+                                 ReturnConsumedCapacity="TOTAL")
+    assert r["ConsumedCapacity"][0]["TableName"] == t
+    n = ddb.get_item(TableName=t, Key={"PK": S("c"), "SK": S("1")},
+                     ConsistentRead=True)["Item"]["n"]
+    assert n == N(1)  # applied once
+    other = [dict(items[0])]
+    other[0] = {"Update": dict(items[0]["Update"],
+                               ExpressionAttributeValues={":one": N(2)})}
+    with pytest.raises(ClientError) as e:
+        ddb.transact_write_items(TransactItems=other,
+                                 ClientRequestToken="tok-1")
+    assert e.value.response["Error"]["Code"] == \
+        "IdempotentParameterMismatchException"
+    # Tokens survive a restart of every node.
+    for i in range(len(cluster.nodes)):
+        cluster.kill_node(i)
+        cluster.start_node(i)
+    ddb.transact_write_items(TransactItems=items, ClientRequestToken="tok-1")
+    n = ddb.get_item(TableName=t, Key={"PK": S("c"), "SK": S("1")},
+                     ConsistentRead=True)["Item"]["n"]
+    assert n == N(1)
+
+
+ACCOUNTS = 12
+START = 100
+
+
+def bank_setup(ddb, t):
+    make_table(ddb, t, sort=False)
+    for i in range(ACCOUNTS):
+        ddb.put_item(TableName=t, Item={"PK": S("acct%02d" % i),
+                                        "balance": N(START)})
+
+
+def transfer(c, t, a, b, amount):
+    c.transact_write_items(TransactItems=[
+        {"Update": {"TableName": t, "Key": {"PK": S("acct%02d" % a)},
+                    "UpdateExpression": "SET balance = balance - :x",
+                    "ConditionExpression": "balance >= :x",
+                    "ExpressionAttributeValues": {":x": N(amount)}}},
+        {"Update": {"TableName": t, "Key": {"PK": S("acct%02d" % b)},
+                    "UpdateExpression": "SET balance = balance + :x",
+                    "ExpressionAttributeValues": {":x": N(amount)}}}])
+
+
+def snapshot(c, t):
+    r = c.transact_get_items(TransactItems=[
+        {"Get": {"TableName": t, "Key": {"PK": S("acct%02d" % i)}}}
+        for i in range(ACCOUNTS)])
+    return sum(int(x["Item"]["balance"]["N"]) for x in r["Responses"])
+
+
+def test_bank(cluster, ddb, unique):
+    """Concurrent transfers between accounts spread over every node, with
+    single writes on the same accounts, while TransactGetItems snapshots
+    run: every snapshot and the final Scan sum to the total."""
+    import random
+    t = "bank_" + unique
+    bank_setup(ddb, t)
+    stop = threading.Event()
+    counts = {"ok": 0, "canceled": 0, "conflict": 0, "single_conflict": 0,
+              "snapshots": 0, "snap_canceled": 0}
+    bad, errors = [], []
+    lock = threading.Lock()
+
+    def bump(k):
+        with lock:
+            counts[k] += 1
+
+    def mover(seed):
+        c = cluster.client()
+        r = random.Random(seed)
+        while not stop.is_set():
+            a, b = r.sample(range(ACCOUNTS), 2)
+            try:
+                transfer(c, t, a, b, r.randrange(1, 30))
+                bump("ok")
+            except ClientError as e:
+                code = e.response["Error"]["Code"]
+                if code != "TransactionCanceledException":
+                    errors.append(repr(e))
+                    return
+                bump("conflict" if "TransactionConflict" in reasons(e)
+                     else "canceled")
+
+    def toucher(seed):
+        # Single writes that change nothing: they must meet prepared
+        # transactions now and then, and never break the sum.
+        c = cluster.client()
+        r = random.Random(seed)
+        while not stop.is_set():
+            try:
+                c.update_item(TableName=t, Key={
+                    "PK": S("acct%02d" % r.randrange(ACCOUNTS))},
+                    UpdateExpression="SET touched = :t",
+                    ExpressionAttributeValues={":t": N(1)})
+            except ClientError as e:
+                if e.response["Error"]["Code"] != \
+                        "TransactionConflictException":
+                    errors.append(repr(e))
+                    return
+                bump("single_conflict")
+
+    def reader():
+        c = cluster.client()
+        while not stop.is_set():
+            try:
+                s = snapshot(c, t)
+                bump("snapshots")
+                if s != ACCOUNTS * START:
+                    bad.append(s)
+            except ClientError as e:
+                if e.response["Error"]["Code"] != \
+                        "TransactionCanceledException":
+                    errors.append(repr(e))
+                    return
+                bump("snap_canceled")
+
+    threads = [threading.Thread(target=mover, args=(i,)) for i in range(4)]
+    threads += [threading.Thread(target=toucher, args=(9,)),
+                threading.Thread(target=reader)]
+    for th in threads:
+        th.start()
+    time.sleep(8)
+    stop.set()
+    for th in threads:
+        th.join(30)
+    print("bank: %r" % counts)
+    assert not errors, errors[:3]
+    assert not bad, bad[:5]
+    assert counts["ok"] > 50 and counts["snapshots"] > 5, counts
+    assert counts["conflict"] + counts["single_conflict"] > 0, counts
+    items = ddb.scan(TableName=t, ConsistentRead=True)["Items"]
+    assert sum(int(i["balance"]["N"]) for i in items) == ACCOUNTS * START
+
+
+def restart_router_with(cluster, extra):
+    cluster.kill_router(0)
+    r = cluster.routers[0]
+    base = [a for a in r.argv if a not in ("--txn-fault", "prepared",
+                                           "decided")]
+    r.argv[:] = base + extra
+    cluster.start_router(0)
+
+
+@pytest.mark.processes
+@pytest.mark.parametrize("fault,committed", [("prepared", False),
+                                             ("decided", True)])
+def test_coordinator_dies(cluster, ddb, unique, fault, committed):
+    """The router dies after every participant prepared (nothing is
+    decided: the participants find no COMMIT and abort) or right after
+    COMMIT is recorded (they commit): either way every item ends the
+    same on every node, and within the timeout nothing stays locked."""
+    t = "txf_%s_%s" % (fault, unique)
+    make_table(ddb, t, sort=False)
+    keys = ["k%02d" % i for i in range(8)]  # over every node
+    restart_router_with(cluster, ["--txn-fault", fault])
+    try:
+        with pytest.raises(Exception):
+            cluster.client().transact_write_items(TransactItems=[
+                {"Put": {"TableName": t,
+                         "Item": {"PK": S(k), "v": N(1)}}} for k in keys])
+    finally:
+        restart_router_with(cluster, [])
+    c = cluster.client()
+    deadline = time.monotonic() + 15
+    while True:
+        try:
+            c.put_item(TableName=t, Item={"PK": S("probe"), "v": N(0)})
+            c.update_item(TableName=t, Key={"PK": S(keys[0])},
+                          UpdateExpression="SET w = :w",
+                          ExpressionAttributeValues={":w": N(1)},
+                          ConditionExpression="attribute_exists(PK) OR "
+                          "attribute_not_exists(PK)")
+            break
+        except ClientError as e:
+            assert e.response["Error"]["Code"] == \
+                "TransactionConflictException", e
+            assert time.monotonic() < deadline, "still locked"
+            time.sleep(0.2)
+    time.sleep(3)  # every participant past its timeout
+    got = [("Item" in c.get_item(TableName=t, Key={"PK": S(k)},
+                                 ConsistentRead=True) and
+            "v" in c.get_item(TableName=t, Key={"PK": S(k)},
+                              ConsistentRead=True)["Item"]) for k in keys]
+    assert got == [committed] * len(keys), got
+    for k in keys:
+        c.put_item(TableName=t, Item={"PK": S(k), "v": N(2)})

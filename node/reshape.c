@@ -674,11 +674,14 @@ run_move(node *n, const rpc_request *ask, move_rec *m, const table *t,
 	/*
 	 * The source may not have heard of the partition yet (a piece of a
 	 * split a moment ago): it answers STALE_ROUTE until its ASSIGN
-	 * comes, which the worker sends at once.
+	 * comes, which the worker sends at once. It answers BUSY while
+	 * transactions prepared there hold items of the partition
+	 * (node/txn.h): they finish within milliseconds, or are resolved
+	 * within TXN_RESOLVE_MS.
 	 */
 	for (int tries = 0;; tries++) {
 		rv = move_call(n, m->from, &begin, a, &resp, MOVE_STEP_MS);
-		if (rv != KV_STALE_ROUTE || tries == 40)
+		if ((rv != KV_STALE_ROUTE && rv != KV_BUSY) || tries == 80)
 			break;
 		wire_response_fini(&resp);
 		struct timespec ts = { 0, 50 * 1000000L };

@@ -391,3 +391,70 @@ def test_coordinator_dies(cluster, ddb, unique, fault, committed):
     assert got == [committed] * len(keys), got
     for k in keys:
         c.put_item(TableName=t, Item={"PK": S(k), "v": N(2)})
+
+
+@pytest.mark.processes
+def test_bank_with_kills(cluster, ddb, unique):
+    """The bank while a node and then the router are killed (-9) and
+    started again: requests fail meanwhile, but no snapshot ever misses
+    money, the total is kept, and afterwards no account is locked."""
+    import random
+    t = "bankk_" + unique
+    bank_setup(ddb, t)
+    stop = threading.Event()
+    bad, failures = [], []
+    counts = {"ok": 0, "snapshots": 0}
+
+    def mover(seed):
+        c = cluster.client()
+        r = random.Random(seed)
+        while not stop.is_set():
+            a, b = r.sample(range(ACCOUNTS), 2)
+            try:
+                transfer(c, t, a, b, r.randrange(1, 30))
+                counts["ok"] += 1
+            except Exception as e:  # noqa: BLE001 (kills: anything)
+                failures.append(type(e).__name__)
+                time.sleep(0.05)
+
+    def reader():
+        c = cluster.client()
+        while not stop.is_set():
+            try:
+                s = snapshot(c, t)
+                counts["snapshots"] += 1
+                if s != ACCOUNTS * START:
+                    bad.append(s)
+            except Exception as e:  # noqa: BLE001
+                failures.append(type(e).__name__)
+                time.sleep(0.05)
+
+    threads = [threading.Thread(target=mover, args=(i,)) for i in range(3)]
+    threads.append(threading.Thread(target=reader))
+    for th in threads:
+        th.start()
+    try:
+        time.sleep(2)
+        cluster.kill_node(1)
+        time.sleep(0.5)
+        cluster.start_node(1)
+        time.sleep(2)
+        cluster.kill_router(0)
+        time.sleep(0.5)
+        cluster.start_router(0)
+        time.sleep(2)
+    finally:
+        stop.set()
+        for th in threads:
+            th.join(60)
+    print("bank with kills: %r, %d failures" % (counts, len(failures)))
+    assert not bad, bad[:5]
+    assert counts["ok"] > 20 and counts["snapshots"] > 5, counts
+    time.sleep(3)  # transactions left prepared are resolved by now
+    c = cluster.client()
+    for i in range(ACCOUNTS):
+        c.update_item(TableName=t, Key={"PK": S("acct%02d" % i)},
+                      UpdateExpression="SET touched = :t",
+                      ExpressionAttributeValues={":t": N(1)})
+    items = c.scan(TableName=t, ConsistentRead=True)["Items"]
+    assert sum(int(i["balance"]["N"]) for i in items) == ACCOUNTS * START

@@ -71,6 +71,14 @@ void index_view_install(node *n, catalog *c);
 kv_err index_view_table(node *n, uint32_t table_id, const table **out);
 void index_view_unlock(node *n);
 
+/*
+ * index_view_lock read-locks the view and returns it (NULL: none yet;
+ * without indexes at all, NULL and nothing locked: n->gsi is NULL).
+ * Call index_view_unlock after a lock, before the map's lock as
+ * index_view_table's callers do.
+ */
+const catalog *index_view_lock(node *n);
+
 /* index_has_local reports whether the view's table table_id has local
  * indexes (which bind each item collection to one partition). */
 bool index_has_local(node *n, uint32_t table_id);

@@ -73,6 +73,16 @@ index_view_table(node *n, uint32_t table_id, const table **out)
 	return behind ? KV_STALE_ROUTE : KV_OK;
 }
 
+const catalog *
+index_view_lock(node *n)
+{
+	index_state *s = n->gsi;
+	if (s == NULL)
+		return NULL;
+	pthread_rwlock_rdlock(&s->view_lock);
+	return s->view;
+}
+
 bool
 index_has_local(node *n, uint32_t table_id)
 {

@@ -21,6 +21,7 @@
 #include "capacity.h"
 #include "codec.h"
 #include "expr_codec.h"
+#include "index.h"
 #include "item.h"
 #include "throttle.h"
 
@@ -63,9 +64,31 @@ fail_with(arena *a, rpc_response *out, kv_err code, const char *msg)
 	out->message = arena_dup(a, msg, strlen(msg));
 }
 
+/*
+ * Whether writing new_v over old_v (NULL: none) would grow the item's
+ * collection past its limit, in a table with local indexes (view: the
+ * node's catalog, read-locked; NULL: not known, not checked).
+ */
+static bool
+collection_full(node *n, const catalog *view, const act *x,
+    const value *old_v, const value *new_v, arena *a)
+{
+	const table *t = view != NULL ? table_find_id(view, x->req.table_id) :
+	    NULL;
+	uint64_t coll;
+	store_batch scratch;
+	if (t == NULL || !table_has_local(t) || (old_v == NULL && new_v == NULL))
+		return false;
+	store_batch_init(&scratch);
+	kv_err rv = index_local_write(n, t, old_v, new_v, a, &scratch, NULL,
+	    NULL, &coll);
+	store_batch_fini(&scratch);
+	return rv == KV_COLL_FULL;
+}
+
 /* Checks action x (its partition's mutex held): fills x->out. */
 static void
-check_one(node *n, act *x, arena *a)
+check_one(node *n, const catalog *view, act *x, arena *a)
 {
 	txn_state *s = n->txn;
 	rpc_response *out = &x->out;
@@ -131,6 +154,10 @@ check_one(node *n, act *x, arena *a)
 	if (out->code != KV_OK) {
 		if (err.msg[0] != '\0')
 			fail_with(a, out, out->code, err.msg);
+		return;
+	}
+	if (collection_full(n, view, x, old_v, new_v, a)) {
+		fail_with(a, out, KV_COLL_FULL, "Collection size exceeded.");
 		return;
 	}
 	if (new_v == NULL) {
@@ -269,6 +296,8 @@ txn_prepare_serve(node *n, const rpc_request *req, arena *a,
 		return;
 	}
 	store_batch_init(&b);
+	/* The view before the map's lock, as writes take them. */
+	const catalog *view = index_view_lock(n);
 	pthread_rwlock_rdlock(&n->parts.lock);
 	resp->code = KV_OK;
 	for (size_t i = 0; i < nx && resp->code == KV_OK; i++) {
@@ -288,7 +317,7 @@ txn_prepare_serve(node *n, const rpc_request *req, arena *a,
 		pthread_mutex_lock(&ps[k]->mu);
 	bool ok = true;
 	for (size_t i = 0; i < nx; i++) {
-		check_one(n, &xs[i], a);
+		check_one(n, view, &xs[i], a);
 		ok = ok && xs[i].out.code == KV_OK;
 	}
 	for (size_t i = 0; ok && i < nx && resp->code == KV_OK; i++)
@@ -332,6 +361,8 @@ txn_prepare_serve(node *n, const rpc_request *req, arena *a,
 			    xs[i].out.old_size, xs[i].out.new_size));
 unlock_map:
 	pthread_rwlock_unlock(&n->parts.lock);
+	if (n->gsi != NULL)
+		index_view_unlock(n);
 	store_batch_fini(&b);
 	for (size_t i = 0; i < nx; i++)
 		wire_request_fini(&xs[i].req);

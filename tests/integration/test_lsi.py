@@ -542,3 +542,33 @@ def test_moves_under_writes(cluster, ddb, unique):
     assert not errors, errors[:3]
     res = indexes_check.converged(ddb, name, wait=0)
     assert all(not m and not e for m, e in res.values()), res
+
+
+def test_transaction_meets_the_collection_limit(ddb, unique):
+    """A transaction whose write would grow a collection past its limit
+    is cancelled with ItemCollectionSizeLimitExceeded and applies
+    nothing."""
+    name = "lsi_t_" + unique
+    make_table(ddb, name, gsi=False)
+    pad = "q" * 3000
+    n = 0
+    while True:
+        try:
+            ddb.put_item(TableName=name, Item=item("t", n, l=n, zz=pad))
+        except ClientError:
+            break
+        n += 1
+    with pytest.raises(ClientError) as e:
+        ddb.transact_write_items(TransactItems=[
+            {"Put": {"TableName": name, "Item": item("other", 1, l=1)}},
+            {"Put": {"TableName": name, "Item": item("t", 500, l=1, zz=pad)}}])
+    r = e.value.response["CancellationReasons"]
+    assert [x["Code"] for x in r] == ["None",
+                                      "ItemCollectionSizeLimitExceeded"]
+    assert r[1]["Message"] == "Collection size exceeded."
+    assert "Item" not in ddb.get_item(TableName=name, ConsistentRead=True,
+                                      Key={"pk": S("other"), "sk": N(1)})
+    # Shrinking it in a transaction goes through.
+    ddb.transact_write_items(TransactItems=[
+        {"Delete": {"TableName": name, "Key": {"pk": S("t"), "sk": N(0)}}}])
+    converged_now(ddb, name, wait=0)

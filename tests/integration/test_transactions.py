@@ -458,3 +458,65 @@ def test_bank_with_kills(cluster, ddb, unique):
                       ExpressionAttributeValues={":t": N(1)})
     items = c.scan(TableName=t, ConsistentRead=True)["Items"]
     assert sum(int(i["balance"]["N"]) for i in items) == ACCOUNTS * START
+
+
+def test_indexes_follow_transactions(ddb, unique):
+    """A transaction's writes reach the table's global and local indexes
+    as single writes do (its commit writes the index records in the
+    item's batch); a cancelled one changes no index."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(
+        __file__)), "..", "..", "chaos", "check"))
+    import indexes as indexes_check
+    t = "txx_" + unique
+    ddb.create_table(
+        TableName=t, BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[
+            {"AttributeName": "PK", "AttributeType": "S"},
+            {"AttributeName": "SK", "AttributeType": "S"},
+            {"AttributeName": "g", "AttributeType": "S"},
+            {"AttributeName": "l", "AttributeType": "N"}],
+        KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"},
+                   {"AttributeName": "SK", "KeyType": "RANGE"}],
+        GlobalSecondaryIndexes=[{
+            "IndexName": "by_g",
+            "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "ALL"}}],
+        LocalSecondaryIndexes=[{
+            "IndexName": "by_l",
+            "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"},
+                          {"AttributeName": "l", "KeyType": "RANGE"}],
+            "Projection": {"ProjectionType": "KEYS_ONLY"}}])
+    end = time.time() + 30
+    while ddb.describe_table(TableName=t)["Table"][
+            "GlobalSecondaryIndexes"][0]["IndexStatus"] != "ACTIVE":
+        assert time.time() < end
+        time.sleep(0.2)
+    for i in range(10):
+        ddb.transact_write_items(TransactItems=[
+            {"Put": {"TableName": t, "Item": {
+                "PK": S("p%d" % (i % 3)), "SK": S("a%d" % i),
+                "g": S("g%d" % (i % 2)), "l": N(i)}}},
+            {"Update": {"TableName": t,
+                        "Key": {"PK": S("q"), "SK": S("b%d" % i)},
+                        "UpdateExpression": "SET g = :g, l = :l",
+                        "ExpressionAttributeValues": {":g": S("h"),
+                                                      ":l": N(i)}}}])
+    ddb.transact_write_items(TransactItems=[
+        {"Delete": {"TableName": t, "Key": {"PK": S("q"), "SK": S("b0")}}},
+        {"Update": {"TableName": t, "Key": {"PK": S("p0"), "SK": S("a0")},
+                    "UpdateExpression": "REMOVE g"}}])
+    with pytest.raises(ClientError):
+        ddb.transact_write_items(TransactItems=[
+            {"Put": {"TableName": t, "Item": {
+                "PK": S("z"), "SK": S("z"), "g": S("never"), "l": N(1)}}},
+            {"ConditionCheck": {"TableName": t,
+                                "Key": {"PK": S("q"), "SK": S("b1")},
+                                "ConditionExpression": "attribute_not_exists(PK)"}}])
+    res = indexes_check.converged(ddb, t, wait=10)
+    assert all(not m and not e for m, e in res.values()), res
+    r = ddb.query(TableName=t, IndexName="by_g",
+                  KeyConditionExpression="g = :g",
+                  ExpressionAttributeValues={":g": S("never")})
+    assert r["Count"] == 0

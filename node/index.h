@@ -79,6 +79,14 @@ void index_view_unlock(node *n);
  */
 const catalog *index_view_lock(node *n);
 
+/*
+ * index_view_known, with the view read-locked (index_view_lock) and the
+ * map's lock not held, is index_view_table's answer without the locking:
+ * false when the view cannot tell table_id's indexes yet; else true, with
+ * *out the table when it has indexes to keep (NULL otherwise).
+ */
+bool index_view_known(node *n, uint32_t table_id, const table **out);
+
 /* index_has_local reports whether the view's table table_id has local
  * indexes (which bind each item collection to one partition). */
 bool index_has_local(node *n, uint32_t table_id);

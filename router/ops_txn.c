@@ -24,6 +24,7 @@
  * the answer stands when no item was in a prepared transaction and the
  * two reads agree, so it is a snapshot at a moment between them.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -152,13 +153,14 @@ participants(const action *xs, size_t n, uint32_t *nodes)
 }
 
 /*
- * Sends node `node` its actions (op: RPC_TXN_PREPARE, or RPC_MULTI for
- * reads) and takes each action's answer into xs[i].got. KV_OK, or why
- * the node as a whole did not answer (KV_STALE_ROUTE among them).
+ * Sends node `node` its actions (op: RPC_TXN_PREPARE, with `limit`, or
+ * RPC_MULTI for reads) and takes each action's answer into xs[i].got, in
+ * c->a; the node's seq in *seq. KV_OK, or why the node as a whole did
+ * not answer (KV_STALE_ROUTE among them).
  */
 static kv_err
 send_group(api_ctx *c, action *xs, size_t n, uint32_t node, rpc_op op,
-    uint64_t txn, uint32_t keeper)
+    uint64_t txn, uint32_t keeper, uint32_t limit, uint64_t *seq)
 {
 	const uint8_t *subs[TXN_MAX_ACTIONS];
 	uint8_t *bufs[TXN_MAX_ACTIONS];
@@ -173,7 +175,7 @@ send_group(api_ctx *c, action *xs, size_t n, uint32_t node, rpc_op op,
 		packed++;
 	}
 	rpc_request req = { .op = op, .subs = subs, .sub_lens = lens,
-		.n_subs = k, .txn = txn, .node = keeper };
+		.n_subs = k, .txn = txn, .node = keeper, .limit = limit };
 	rpc_response resp;
 	memset(&resp, 0, sizeof(resp));
 	if (rv == KV_OK)
@@ -181,6 +183,8 @@ send_group(api_ctx *c, action *xs, size_t n, uint32_t node, rpc_op op,
 	if (rv == KV_OK) {
 		rv = resp.code != KV_OK ? resp.code :
 		    resp.n_subs != k ? KV_PROTO : KV_OK;
+		if (seq != NULL)
+			*seq = resp.seq;
 		for (size_t j = 0; rv == KV_OK && j < k; j++) {
 			action *x = &xs[idx[j]];
 			rv = wire_unpack_response(resp.subs[j], resp.sub_lens[j],
@@ -426,24 +430,114 @@ typedef enum outcome {
 	TXN_FAILED,    /* *out filled */
 } outcome;
 
-/* Aborts the transaction on the participants that prepared it. */
-static void
-abort_on(api_ctx *c, const uint32_t *nodes, const bool *prepared, size_t np,
-    uint64_t txn)
+/*
+ * Calls to several participants at once: each on a thread of its own
+ * (the first on the caller's), with an arena of its own that outlives
+ * the call (the answers live there until the request ends: calls_fini).
+ */
+typedef struct call {
+	api_ctx c;
+	arena a;
+	action *xs;
+	size_t n;
+	uint32_t node;
+	rpc_op op;        /* RPC_TXN_PREPARE or RPC_TXN_FINISH */
+	uint64_t txn;
+	uint32_t keeper, limit;
+	kv_err rv;
+	uint64_t seq;
+	struct call *next; /* every call made, for calls_fini */
+} call;
+
+static void *
+call_run(void *arg)
 {
-	for (size_t k = 0; k < np; k++)
-		if (prepared[k])
-			(void) call_node(c, nodes[k], RPC_TXN_FINISH, txn,
-			    RPC_TXN_ABORT, NULL);
+	call *k = arg;
+	if (k->op == RPC_TXN_PREPARE)
+		k->rv = send_group(&k->c, k->xs, k->n, k->node, k->op, k->txn,
+		    k->keeper, k->limit, &k->seq);
+	else
+		k->rv = call_node(&k->c, k->node, k->op, k->txn, k->limit,
+		    &k->seq);
+	return NULL;
 }
 
-/* One attempt at the two phases over the routed actions. */
+/* Runs calls ks[0..nk) at once. */
+static void
+run_calls(call **ks, size_t nk)
+{
+	pthread_t th[TXN_MAX_ACTIONS];
+	bool started[TXN_MAX_ACTIONS] = { false };
+	for (size_t i = 1; i < nk; i++)
+		started[i] = pthread_create(&th[i], NULL, call_run, ks[i]) == 0;
+	if (nk > 0)
+		call_run(ks[0]);
+	for (size_t i = 1; i < nk; i++) {
+		if (started[i])
+			pthread_join(th[i], NULL);
+		else
+			call_run(ks[i]); /* no thread: in turn */
+	}
+}
+
+/* A new call, kept on *all; NULL without memory. */
+static call *
+call_new(api_ctx *c, call **all, action *xs, size_t n, uint32_t node,
+    rpc_op op, uint64_t txn, uint32_t keeper, uint32_t limit)
+{
+	call *k = calloc(1, sizeof(*k));
+	if (k == NULL)
+		return NULL;
+	*k = (call) { .c = *c, .xs = xs, .n = n, .node = node, .op = op,
+		.txn = txn, .keeper = keeper, .limit = limit, .next = *all };
+	arena_init(&k->a);
+	k->c.a = &k->a;
+	*all = k;
+	return k;
+}
+
+static void
+calls_fini(call *all)
+{
+	while (all != NULL) {
+		call *next = all->next;
+		arena_fini(&all->a);
+		free(all);
+		all = next;
+	}
+}
+
+/* FINISH (limit) on nodes[0..np) where go[i], at once. */
+static void
+finish_on(api_ctx *c, call **all, const uint32_t *nodes, const bool *go,
+    size_t np, uint64_t txn, uint32_t limit)
+{
+	call *ks[TXN_MAX_ACTIONS];
+	size_t nk = 0;
+	for (size_t i = 0; i < np; i++)
+		if (go[i] && (ks[nk] = call_new(c, all, NULL, 0, nodes[i],
+		    RPC_TXN_FINISH, txn, 0, limit)) != NULL)
+			nk++;
+	run_calls(ks, nk);
+}
+
+/*
+ * One attempt at the two phases over the routed actions. Every other
+ * participant prepares first, at once; then the decision keeper (the
+ * first action's node) prepares its share and, if it can, records
+ * COMMIT and commits (RPC_TXN_PREPARE with RPC_TXN_COMMIT); then the
+ * others commit, at once. So a transaction of one node is one call, and
+ * one of several, three rounds. If an action failed anywhere, every
+ * participant is still asked (so that the answer gives each action's
+ * reason), and those that prepared abort.
+ */
 static outcome
-two_phase(api_ctx *c, action *xs, size_t n, reply *out)
+two_phase(api_ctx *c, call **all, action *xs, size_t n, reply *out)
 {
 	uint32_t nodes[TXN_MAX_ACTIONS];
 	bool prepared[TXN_MAX_ACTIONS] = { false };
-	size_t np = participants(xs, n, nodes);
+	call *ks[TXN_MAX_ACTIONS];
+	size_t np = participants(xs, n, nodes), nk = 0;
 	uint64_t txn = 0;
 	while (txn == 0 || txn == UINT64_MAX) /* node/txn: id + 1 bounds */
 		arc4random_buf(&txn, sizeof(txn));
@@ -452,24 +546,54 @@ two_phase(api_ctx *c, action *xs, size_t n, reply *out)
 	bool canceled = false;
 	for (size_t i = 0; i < n; i++)
 		xs[i].answered = false;
-	/* Every participant is asked, also after one failed, so that the
-	 * answer gives every action's reason. */
-	for (size_t k = 0; k < np && fail == KV_OK; k++) {
-		kv_err rv = send_group(c, xs, n, nodes[k], RPC_TXN_PREPARE,
-		    txn, keeper);
-		if (rv != KV_OK) {
-			fail = rv;
-			break;
+	for (size_t i = 1; i < np; i++)
+		if ((ks[nk] = call_new(c, all, xs, n, nodes[i], RPC_TXN_PREPARE,
+		    txn, keeper, 0)) != NULL)
+			nk++;
+	if (nk != np - 1) {
+		errors_from_kv(out, KV_ENOMEM);
+		return TXN_FAILED;
+	}
+	run_calls(ks, nk);
+	for (size_t k = 0; k < nk; k++) {
+		if (ks[k]->rv != KV_OK) {
+			if (fail == KV_OK || fail == KV_STALE_ROUTE)
+				fail = ks[k]->rv;
+			continue;
 		}
 		/* A node whose action failed prepared nothing. */
-		prepared[k] = true;
+		prepared[k + 1] = true;
 		for (size_t i = 0; i < n; i++)
-			if (xs[i].owner == nodes[k] && xs[i].got.code != KV_OK)
-				prepared[k] = false;
-		canceled |= !prepared[k];
+			if (xs[i].owner == ks[k]->node && xs[i].got.code != KV_OK)
+				prepared[k + 1] = false;
+		canceled |= !prepared[k + 1];
 	}
+	if (fail == KV_OK && c->r->txn_fault == ROUTER_FAULT_PREPARED &&
+	    !canceled && np > 1)
+		_exit(9); /* --txn-fault: a coordinator's crash, for tests */
+	/* The keeper: to commit, or only for its reasons. */
+	uint64_t outcome = 0;
+	kv_err rv = fail == KV_OK ? send_group(c, xs, n, keeper,
+	    RPC_TXN_PREPARE, txn, keeper, canceled ? 0 : RPC_TXN_COMMIT,
+	    &outcome) : KV_OK;
+	bool keeper_ok = fail == KV_OK && rv == KV_OK;
+	for (size_t i = 0; keeper_ok && i < n; i++)
+		if (xs[i].owner == keeper && xs[i].got.code != KV_OK)
+			keeper_ok = false;
+	if (fail == KV_OK && rv != KV_OK && rv != KV_STALE_ROUTE &&
+	    !canceled) {
+		/* It may have committed: the others ask it themselves. */
+		errors_reply(out, ERR_INTERNAL, "The transaction's outcome "
+		    "could not be learned; it may or may not have been "
+		    "applied");
+		return TXN_FAILED;
+	}
+	if (fail == KV_OK && rv != KV_OK)
+		fail = rv;
+	canceled |= fail == KV_OK && !keeper_ok;
 	if (fail != KV_OK || canceled) {
-		abort_on(c, nodes, prepared, np, txn);
+		prepared[0] = keeper_ok && canceled; /* prepared, not decided */
+		finish_on(c, all, nodes, prepared, np, txn, RPC_TXN_ABORT);
 		if (fail == KV_STALE_ROUTE)
 			return TXN_STALE;
 		if (fail != KV_OK) {
@@ -478,24 +602,11 @@ two_phase(api_ctx *c, action *xs, size_t n, reply *out)
 		}
 		return TXN_CANCELED;
 	}
-	uint64_t outcome = 0;
-	if (c->r->txn_fault == ROUTER_FAULT_PREPARED)
-		_exit(9); /* --txn-fault: a coordinator's crash, for tests */
-	kv_err rv = call_node(c, keeper, RPC_TXN_DECIDE, txn, RPC_TXN_COMMIT,
-	    &outcome);
-	if (rv == KV_OK && c->r->txn_fault == ROUTER_FAULT_DECIDED)
-		_exit(9);
-	if (rv != KV_OK) {
-		/* The participants ask the keeper themselves. */
-		errors_reply(out, ERR_INTERNAL, "The transaction's outcome "
-		    "could not be recorded; it may or may not have been "
-		    "applied");
-		return TXN_FAILED;
-	}
 	bool commit = outcome == RPC_TXN_COMMIT;
-	for (size_t k = 0; k < np; k++)
-		(void) call_node(c, nodes[k], RPC_TXN_FINISH, txn,
-		    commit ? RPC_TXN_COMMIT : RPC_TXN_ABORT, NULL);
+	if (commit && c->r->txn_fault == ROUTER_FAULT_DECIDED)
+		_exit(9);
+	finish_on(c, all, nodes, prepared, np, txn, commit ? RPC_TXN_COMMIT :
+	    RPC_TXN_ABORT);
 	if (!commit) {
 		/* Resolved as aborted while we prepared (too slow). */
 		for (size_t i = 0; i < n; i++)
@@ -556,6 +667,7 @@ ops_txn_write(api_ctx *c, json_t *body, reply *out)
 		}
 	}
 	outcome o = TXN_STALE;
+	call *all = NULL;
 	for (int attempt = 0; attempt < ROUTE_STALE_RETRIES &&
 	    o == TXN_STALE; attempt++) {
 		if (attempt > 0) {
@@ -566,7 +678,7 @@ ops_txn_write(api_ctx *c, json_t *body, reply *out)
 				break;
 			}
 		}
-		o = two_phase(c, xs, n, out);
+		o = two_phase(c, &all, xs, n, out);
 	}
 	if (tok.given)
 		(void) token_step(c, &tok, o == TXN_DONE ? RPC_TOKEN_DONE :
@@ -595,6 +707,7 @@ ops_txn_write(api_ctx *c, json_t *body, reply *out)
 	for (size_t i = 0; i < n; i++)
 		if (xs[i].answered)
 			wire_response_fini(&xs[i].got);
+	calls_fini(all);
 }
 
 /* ---- TransactGetItems ---- */
@@ -608,7 +721,8 @@ read_round(api_ctx *c, action *xs, size_t n, reply *out)
 	for (size_t i = 0; i < n; i++)
 		xs[i].answered = false;
 	for (size_t k = 0; k < np; k++) {
-		kv_err rv = send_group(c, xs, n, nodes[k], RPC_MULTI, 0, 0);
+		kv_err rv = send_group(c, xs, n, nodes[k], RPC_MULTI, 0, 0, 0,
+		    NULL);
 		if (rv != KV_OK) {
 			errors_from_kv(out, rv);
 			return false;

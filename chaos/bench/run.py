@@ -60,6 +60,13 @@ table without indexes and one with two GSIs (each write moving its
 entries in both), alternating rounds, the replication lag sampled while
 the indexed puts run at full speed, and the fill of a new GSI on N items
 (200,000) (chaos/bench/gsi.py; JSON in .kv/bench/gsi.json by default).
+--txn [--vs ddb-local]: PutItem, TransactWriteItems of 2 Puts and of 4
+Updates, TransactGetItems of 4 items, closed loop on random keys of a
+loaded table, alternating rounds; ops/s, p99 and the canceled
+transactions per target; the 2-Put transaction's rate over PutItem's
+(target 0.25) and ours over DynamoDB Local's (target 20x); dynalite,
+without transactions, is skipped (chaos/bench/txn.py; JSON in
+.kv/bench/txn.json by default).
 """
 
 import argparse
@@ -463,6 +470,7 @@ def main():
                     default=None, metavar="ITEMS")
     ap.add_argument("--gsi", action="store_true")
     ap.add_argument("--gsi-fill-items", type=int, default=200000)
+    ap.add_argument("--txn", action="store_true")
     ap.add_argument("--move", action="store_true")
     ap.add_argument("--move-mb", type=int, default=1024)
     ap.add_argument("--move-rate", type=int, default=2000)
@@ -474,6 +482,7 @@ def main():
     if args.json is None:
         args.json = os.path.join(REPO, ".kv", "bench", "move.json"
                                  if args.move else "gsi.json" if args.gsi
+                                 else "txn.json" if args.txn
                                  else "latest.json")
     args.workloads_given = any(a.startswith("--workloads")
                                for a in sys.argv[1:])
@@ -512,6 +521,10 @@ def main():
         if args.gsi:
             import gsi
             return gsi.bench_gsi(args, kvload, start_cluster,
+                                 start_peers, LIFTED, Alone)
+        if args.txn:
+            import txn
+            return txn.bench_txn(args, kvload, start_cluster,
                                  start_peers, LIFTED, Alone)
         return bench(args, names)
     finally:

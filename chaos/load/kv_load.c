@@ -35,7 +35,8 @@ static const char usage[] =
     "  --load                   write the data set the workload reads first\n"
     "Workload\n"
     "  --workload W             put get query update-counter counter\n"
-    "                           ycsb-a ycsb-b ycsb-c ycsb-e (default get)\n"
+    "                           ycsb-a ycsb-b ycsb-c ycsb-e txn-put2\n"
+    "                           txn-update4 txn-get4 (default get)\n"
     "  --keys N                 keys (default 10000)\n"
     "  --key-prefix P           key of rank i is P<i> (default k)\n"
     "  --dist D                 uniform, zipf:THETA or hot (default uniform)\n"
@@ -575,6 +576,11 @@ settle_keys(const cli *c, run_opts *o)
 		o->dist_spec = c->dist;
 	}
 	o->dist.shard_hot = (uint32_t) c->shard_hot;
+	/* A transaction's actions are on distinct keys. */
+	unsigned items = workload_txn_items(o->kind);
+	if (items > workload_distinct_keys(&o->dist))
+		return bad_usage("--workload %s: each transaction needs "
+		    "distinct keys; raise --keys", workload_name(o->kind));
 	return -1;
 }
 

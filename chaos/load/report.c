@@ -20,14 +20,16 @@
 typedef struct type_count {
 	char name[64];
 	uint64_t n;
-	bool wrong;
+	workload_outcome outcome; /* ERROR, WRONG, or CANCELED (a reason) */
 } type_count;
 
 typedef struct counts {
 	uint64_t offered, ok, throttled, errors, wrong;
+	uint64_t canceled; /* transactions refused as a whole */
 	type_count types[MAX_TYPES];
 	size_t n_types;
 	uint64_t other_types; /* errors past MAX_TYPES distinct types */
+	uint64_t other_reasons; /* cancellations likewise */
 	hist lat;             /* successful requests, in microseconds */
 } counts;
 
@@ -58,6 +60,7 @@ counts_add(counts *dst, const counts *src)
 	dst->throttled += src->throttled;
 	dst->errors += src->errors;
 	dst->wrong += src->wrong;
+	dst->canceled += src->canceled;
 	hist_merge(&dst->lat, &src->lat);
 }
 
@@ -126,22 +129,27 @@ step_counts(report *r, workload_op op, int64_t t_ns)
 }
 
 static void
-add_type(counts *c, const char *name, bool wrong)
+add_type(counts *c, const char *name, workload_outcome outcome)
 {
+	bool reason = outcome == WORKLOAD_CANCELED;
 	for (size_t i = 0; i < c->n_types; i++) {
-		if (strcmp(c->types[i].name, name) == 0) {
+		if ((c->types[i].outcome == WORKLOAD_CANCELED) == reason &&
+		    strcmp(c->types[i].name, name) == 0) {
 			c->types[i].n++;
 			return;
 		}
 	}
 	if (c->n_types == MAX_TYPES) {
-		c->other_types++;
+		if (reason)
+			c->other_reasons++;
+		else
+			c->other_types++;
 		return;
 	}
 	type_count *t = &c->types[c->n_types++];
 	snprintf(t->name, sizeof(t->name), "%s", name);
 	t->n = 1;
-	t->wrong = wrong;
+	t->outcome = outcome;
 }
 
 static void
@@ -161,8 +169,11 @@ count(counts *c, const workload_verdict *v, uint64_t us)
 	case WORKLOAD_WRONG:
 		c->wrong++;
 		break;
+	case WORKLOAD_CANCELED:
+		c->canceled++;
+		break;
 	}
-	add_type(c, v->type, v->outcome == WORKLOAD_WRONG);
+	add_type(c, v->type, v->outcome);
 }
 
 static double
@@ -256,6 +267,7 @@ report_done(report *r, workload_op op, int64_t due_ns, int64_t done_ns,
 		static const char *const outcome[] = {
 			[WORKLOAD_OK] = "ok", [WORKLOAD_THROTTLED] = "throttled",
 			[WORKLOAD_ERROR] = "error", [WORKLOAD_WRONG] = "wrong",
+			[WORKLOAD_CANCELED] = "canceled",
 		};
 		fprintf(r->cfg.lat, "%.3f,%s,%s,%" PRIu64 "\n",
 		    (double) done_ns / 1e6, workload_op_name(op),
@@ -270,7 +282,8 @@ report_finish(report *r, int64_t elapsed_ns)
 	bool partial = false;
 	for (int op = 0; op < WORKLOAD_OP_COUNT; op++)
 		if (r->sec[op].offered + r->sec[op].ok + r->sec[op].throttled +
-		    r->sec[op].errors + r->sec[op].wrong > 0)
+		    r->sec[op].errors + r->sec[op].wrong +
+		    r->sec[op].canceled > 0)
 			partial = true;
 	if (partial)
 		flush_second(r);
@@ -280,7 +293,7 @@ report_finish(report *r, int64_t elapsed_ns)
 static uint64_t
 answered(const counts *c)
 {
-	return c->ok + c->throttled + c->errors + c->wrong;
+	return c->ok + c->throttled + c->errors + c->wrong + c->canceled;
 }
 
 static double
@@ -306,20 +319,67 @@ step_secs(const report *r, size_t i, bool answers)
 	return end > s->t0 ? end - s->t0 : 0;
 }
 
+/* Starts the errors line of op `name`, or goes on to its next entry. */
+static void
+next_type(size_t *shown, const char *name, FILE *out)
+{
+	if ((*shown)++ == 0)
+		fprintf(out, "  %s errors:", name);
+	else
+		fputc(',', out);
+}
+
+/* Writes op's errors by type (cancellations aside), if it had any. */
 static void
 print_types(const counts *c, const char *name, FILE *out)
 {
-	if (c->n_types == 0)
-		return;
-	fprintf(out, "  %s errors:", name);
-	for (size_t i = 0; i < c->n_types; i++)
-		fprintf(out, "%s %s %llu%s", i > 0 ? "," : "",
-		    c->types[i].name, (unsigned long long) c->types[i].n,
-		    c->types[i].wrong ? " (WRONG)" : "");
-	if (c->other_types > 0)
-		fprintf(out, ", other %llu",
+	size_t shown = 0;
+	for (size_t i = 0; i < c->n_types; i++) {
+		const type_count *t = &c->types[i];
+		if (t->outcome == WORKLOAD_CANCELED)
+			continue;
+		next_type(&shown, name, out);
+		fprintf(out, " %s %llu%s", t->name, (unsigned long long) t->n,
+		    t->outcome == WORKLOAD_WRONG ? " (WRONG)" : "");
+	}
+	if (c->other_types > 0) {
+		next_type(&shown, name, out);
+		fprintf(out, " other %llu",
 		    (unsigned long long) c->other_types);
+	}
+	if (shown > 0)
+		fputc('\n', out);
+}
+
+/*
+ * Writes how many of op's transactions were canceled, as a rate and as
+ * a share of its answers, and by which reasons.
+ */
+static void
+print_canceled(const counts *c, const char *name, double secs, FILE *out)
+{
+	uint64_t n = answered(c);
+	fprintf(out, "  %s canceled: %llu (%.1f/s, %.3f %% of answers)",
+	    name, (unsigned long long) c->canceled, per_s(c->canceled, secs),
+	    n > 0 ? 100.0 * (double) c->canceled / (double) n : 0.0);
+	size_t shown = 0;
+	for (size_t i = 0; i < c->n_types; i++) {
+		const type_count *t = &c->types[i];
+		if (t->outcome == WORKLOAD_CANCELED)
+			fprintf(out, "%s %s %llu", shown++ == 0 ? ";" : ",",
+			    t->name, (unsigned long long) t->n);
+	}
+	if (c->other_reasons > 0)
+		fprintf(out, "%s other %llu", shown == 0 ? ";" : ",",
+		    (unsigned long long) c->other_reasons);
 	fprintf(out, "\n");
+}
+
+/* Whether op is a transaction, whose cancellations are reported. */
+static bool
+txn_op(int op)
+{
+	return op == WORKLOAD_OP_TXN_WRITE || op == WORKLOAD_OP_TXN_GET;
 }
 
 /* Sums the counters of every operation of step i into *all. */
@@ -338,17 +398,26 @@ void
 report_print(const report *r, FILE *out)
 {
 	double secs = (double) r->elapsed / NS;
-	fprintf(out, "%-12s %10s %11s %10s %8s %9s %9s %9s %9s %9s\n", "op",
-	    "requests", "ok/s", "throttled", "errors", "p50 ms", "p90 ms",
-	    "p99 ms", "p99.9 ms", "max ms");
+	/* The op column fits the longest name shown ("TransactGetItems"). */
+	int width = 12;
+	for (int op = 0; op < WORKLOAD_OP_COUNT; op++) {
+		int n = (int) strlen(workload_op_name((workload_op) op));
+		bool shown = (r->cfg.ops & (1u << op)) ||
+		    answered(&r->total[op]) > 0;
+		if (shown && n > width)
+			width = n;
+	}
+	fprintf(out, "%-*s %10s %11s %10s %8s %9s %9s %9s %9s %9s\n", width,
+	    "op", "requests", "ok/s", "throttled", "errors", "p50 ms",
+	    "p90 ms", "p99 ms", "p99.9 ms", "max ms");
 	for (int op = 0; op < WORKLOAD_OP_COUNT; op++) {
 		const counts *c = &r->total[op];
 		if (!(r->cfg.ops & (1u << op)) && answered(c) == 0)
 			continue;
 		fprintf(out,
-		    "%-12s %10llu %11.1f %10llu %8llu %9.3f %9.3f %9.3f %9.3f "
+		    "%-*s %10llu %11.1f %10llu %8llu %9.3f %9.3f %9.3f %9.3f "
 		    "%9.3f\n",
-		    workload_op_name((workload_op) op),
+		    width, workload_op_name((workload_op) op),
 		    (unsigned long long) answered(c), per_s(c->ok, secs),
 		    (unsigned long long) c->throttled,
 		    (unsigned long long) (c->errors + c->wrong),
@@ -357,6 +426,9 @@ report_print(const report *r, FILE *out)
 		    ms(hist_percentile(&c->lat, 99)),
 		    ms(hist_percentile(&c->lat, 99.9)), ms(c->lat.max));
 		print_types(c, workload_op_name((workload_op) op), out);
+		if (txn_op(op) || c->canceled > 0)
+			print_canceled(c, workload_op_name((workload_op) op),
+			    secs, out);
 	}
 	if (r->cfg.pace == NULL)
 		return;
@@ -381,14 +453,20 @@ static json_t *
 counts_json(const counts *c, double secs)
 {
 	json_t *types = json_object();
-	for (size_t i = 0; types != NULL && i < c->n_types; i++)
-		json_object_set_new(types, c->types[i].name,
+	json_t *reasons = json_object();
+	for (size_t i = 0; types != NULL && reasons != NULL &&
+	    i < c->n_types; i++)
+		json_object_set_new(c->types[i].outcome == WORKLOAD_CANCELED ?
+		    reasons : types, c->types[i].name,
 		    json_integer((json_int_t) c->types[i].n));
 	if (types != NULL && c->other_types > 0)
 		json_object_set_new(types, "other",
 		    json_integer((json_int_t) c->other_types));
-	return json_pack("{s:I,s:I,s:I,s:f,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:f,"
-	    "s:f,s:o*}",
+	if (reasons != NULL && c->other_reasons > 0)
+		json_object_set_new(reasons, "other",
+		    json_integer((json_int_t) c->other_reasons));
+	json_t *j = json_pack("{s:I,s:I,s:I,s:f,s:I,s:I,s:I,s:f,s:f,s:f,s:f,"
+	    "s:f,s:f,s:o*}",
 	    "requests", (json_int_t) answered(c),
 	    "offered", (json_int_t) c->offered,
 	    "ok", (json_int_t) c->ok,
@@ -403,6 +481,20 @@ counts_json(const counts *c, double secs)
 	    "max_ms", ms(c->lat.max),
 	    "mean_ms", hist_mean(&c->lat) / 1000.0,
 	    "errors_by_type", types);
+	/* Transactions refused as a whole: neither errors nor wrong. */
+	if (j == NULL) {
+		json_decref(reasons);
+		return NULL;
+	}
+	if (json_object_set_new(j, "canceled_by_reason", reasons) != 0 ||
+	    json_object_set_new(j, "canceled",
+	    json_integer((json_int_t) c->canceled)) != 0 ||
+	    json_object_set_new(j, "canceled_per_s",
+	    json_real(per_s(c->canceled, secs))) != 0) {
+		json_decref(j);
+		return NULL;
+	}
+	return j;
 }
 
 json_t *
@@ -438,7 +530,7 @@ report_json(const report *r)
 				    counts_json(c, d));
 		}
 		json_t *j = json_pack("{s:I,s:f,s:f,s:f,s:I,s:f,s:f,s:f,s:f,"
-		    "s:f,s:f,s:o*}",
+		    "s:f,s:f,s:f,s:o*}",
 		    "step", (json_int_t) i,
 		    "secs", d,
 		    "rate_from", ps->from,
@@ -448,6 +540,7 @@ report_json(const report *r)
 		    "ok_per_s", per_s(all.ok, d),
 		    "throttled_per_s", per_s(all.throttled, d),
 		    "errors_per_s", per_s(all.errors + all.wrong, d),
+		    "canceled_per_s", per_s(all.canceled, d),
 		    "p50_ms", ms(hist_percentile(&all.lat, 50)),
 		    "p99_ms", ms(hist_percentile(&all.lat, 99)),
 		    "ops", step_ops);

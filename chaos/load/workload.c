@@ -37,6 +37,9 @@ static const char *const kind_names[WORKLOAD_KIND_COUNT] = {
 	[WORKLOAD_YCSB_B] = "ycsb-b",
 	[WORKLOAD_YCSB_C] = "ycsb-c",
 	[WORKLOAD_YCSB_E] = "ycsb-e",
+	[WORKLOAD_TXN_PUT2] = "txn-put2",
+	[WORKLOAD_TXN_UPDATE4] = "txn-update4",
+	[WORKLOAD_TXN_GET4] = "txn-get4",
 };
 
 static const char *const op_names[WORKLOAD_OP_COUNT] = {
@@ -44,6 +47,8 @@ static const char *const op_names[WORKLOAD_OP_COUNT] = {
 	[WORKLOAD_OP_PUT] = "PutItem",
 	[WORKLOAD_OP_UPDATE] = "UpdateItem",
 	[WORKLOAD_OP_QUERY] = "Query",
+	[WORKLOAD_OP_TXN_WRITE] = "TransactWriteItems",
+	[WORKLOAD_OP_TXN_GET] = "TransactGetItems",
 };
 
 /* Throttling answers, by the text after '#' in __type. */
@@ -96,6 +101,11 @@ workload_ops(workload_kind kind)
 		return 1u << WORKLOAD_OP_GET | 1u << WORKLOAD_OP_UPDATE;
 	case WORKLOAD_YCSB_E:
 		return 1u << WORKLOAD_OP_QUERY | 1u << WORKLOAD_OP_PUT;
+	case WORKLOAD_TXN_PUT2:
+	case WORKLOAD_TXN_UPDATE4:
+		return 1u << WORKLOAD_OP_TXN_WRITE;
+	case WORKLOAD_TXN_GET4:
+		return 1u << WORKLOAD_OP_TXN_GET;
 	case WORKLOAD_KIND_COUNT:
 		break;
 	}
@@ -106,6 +116,26 @@ bool
 workload_range_key(workload_kind kind)
 {
 	return kind == WORKLOAD_QUERY || kind == WORKLOAD_YCSB_E;
+}
+
+unsigned
+workload_txn_items(workload_kind kind)
+{
+	switch (kind) {
+	case WORKLOAD_TXN_PUT2:
+		return 2;
+	case WORKLOAD_TXN_UPDATE4:
+	case WORKLOAD_TXN_GET4:
+		return 4;
+	default:
+		return 0;
+	}
+}
+
+uint64_t
+workload_distinct_keys(const zipf *keys)
+{
+	return keys->shard_hot > 0 ? keys->n - 1 + keys->shard_hot : keys->n;
 }
 
 /*
@@ -172,6 +202,11 @@ workload_pick(workload *w)
 	case WORKLOAD_YCSB_E:
 		u = zipf_rng_double(&w->op_rng);
 		return u < 0.95 ? WORKLOAD_OP_QUERY : WORKLOAD_OP_PUT;
+	case WORKLOAD_TXN_PUT2:
+	case WORKLOAD_TXN_UPDATE4:
+		return WORKLOAD_OP_TXN_WRITE;
+	case WORKLOAD_TXN_GET4:
+		return WORKLOAD_OP_TXN_GET;
 	case WORKLOAD_KIND_COUNT:
 		break;
 	}
@@ -196,6 +231,117 @@ draw_key(workload *w, char *buf, size_t len)
 {
 	zipf_key k = zipf_draw(&w->keys, &w->key_rng);
 	return zipf_key_format(&k, w->prefix, buf, len);
+}
+
+/*
+ * The key of the data set's index i (0..workload_distinct_keys - 1), as
+ * --load numbers them: rank 0's shards first when it is sharded, then
+ * the other ranks.
+ */
+static zipf_key
+key_at(const workload *w, uint64_t i)
+{
+	zipf_key key = { i, -1 };
+	if (w->keys.shard_hot > 0) {
+		if (i < w->keys.shard_hot)
+			key = (zipf_key) { 0, (int64_t) i };
+		else
+			key.rank = i - w->keys.shard_hot + 1;
+	}
+	return key;
+}
+
+/* The inverse of key_at. */
+static uint64_t
+index_of(const workload *w, zipf_key k)
+{
+	if (w->keys.shard_hot == 0)
+		return k.rank;
+	return k.rank == 0 ? (uint64_t) k.shard :
+	                     k.rank - 1 + w->keys.shard_hot;
+}
+
+static bool
+key_taken(const zipf_key *taken, size_t n, zipf_key k)
+{
+	for (size_t i = 0; i < n; i++)
+		if (taken[i].rank == k.rank && taken[i].shard == k.shard)
+			return true;
+	return false;
+}
+
+#define DISTINCT_TRIES 16
+
+/*
+ * Draws n distinct keys into req->keys (and the first into req->key).
+ * A key drawn again is drawn anew a few times; when that does not help
+ * (few keys, a hot distribution) the next free key of the data set is
+ * taken. kv_load.c makes sure there are at least n keys.
+ */
+static kv_err
+draw_distinct(workload *w, unsigned n, workload_req *req)
+{
+	zipf_key taken[WORKLOAD_TXN_MAX];
+	uint64_t total = workload_distinct_keys(&w->keys);
+	if (n > WORKLOAD_TXN_MAX || n > total)
+		return KV_EINVAL;
+	for (unsigned i = 0; i < n; i++) {
+		zipf_key k = zipf_draw(&w->keys, &w->key_rng);
+		for (int t = 0; t < DISTINCT_TRIES && key_taken(taken, i, k);
+		    t++)
+			k = zipf_draw(&w->keys, &w->key_rng);
+		while (key_taken(taken, i, k))
+			k = key_at(w, (index_of(w, k) + 1) % total);
+		taken[i] = k;
+		kv_err e = zipf_key_format(&k, w->prefix, req->keys[i],
+		    sizeof(req->keys[i]));
+		if (e != KV_OK)
+			return e;
+	}
+	req->n_keys = n;
+	snprintf(req->key, sizeof(req->key), "%s", req->keys[0]);
+	return KV_OK;
+}
+
+/*
+ * Appends the body of a transaction of w's kind on its distinct drawn
+ * keys: TransactWriteItems of Puts (put's items) or of Updates ADD n
+ * :one, or TransactGetItems of Gets.
+ */
+static kv_err
+txn_request(workload *w, workload_req *req, http_buf *body)
+{
+	kv_err e = draw_distinct(w, workload_txn_items(w->kind), req);
+	if (e == KV_OK)
+		e = http_buf_printf(body, "{\"TransactItems\":[");
+	for (unsigned i = 0; e == KV_OK && i < req->n_keys; i++) {
+		const char *sep = i > 0 ? "," : "";
+		switch (w->kind) {
+		case WORKLOAD_TXN_PUT2:
+			e = http_buf_printf(body,
+			    "%s{\"Put\":{\"TableName\":\"%s\",\"Item\":"
+			    "{\"pk\":{\"S\":\"%s\"},\"v\":{\"S\":\"%s\"}}}}",
+			    sep, w->table, req->keys[i], w->pad);
+			break;
+		case WORKLOAD_TXN_UPDATE4:
+			e = http_buf_printf(body,
+			    "%s{\"Update\":{\"TableName\":\"%s\",\"Key\":"
+			    "{\"pk\":{\"S\":\"%s\"}},\"UpdateExpression\":"
+			    "\"ADD n :one\",\"ExpressionAttributeValues\":"
+			    "{\":one\":{\"N\":\"1\"}}}}",
+			    sep, w->table, req->keys[i]);
+			break;
+		default:
+			e = http_buf_printf(body,
+			    "%s{\"Get\":{\"TableName\":\"%s\",\"Key\":"
+			    "{\"pk\":{\"S\":\"%s\"}}}}",
+			    sep, w->table, req->keys[i]);
+			break;
+		}
+	}
+	if (e == KV_OK)
+		e = http_buf_append(body, "]}", 2);
+	return e;
 }
 
 /*
@@ -225,6 +371,9 @@ workload_request(workload *w, workload_op op, workload_req *req,
 	req->op = op;
 	req->sk = -1;
 	req->limit = 0;
+	req->n_keys = 0;
+	if (op == WORKLOAD_OP_TXN_WRITE || op == WORKLOAD_OP_TXN_GET)
+		return txn_request(w, req, body);
 	if (w->kind == WORKLOAD_UPDATE_COUNTER) {
 		snprintf(req->key, sizeof(req->key), "%s", HOT_KEY);
 	} else if (w->kind == WORKLOAD_QUERY) {
@@ -306,6 +455,8 @@ workload_request(workload *w, workload_op op, workload_req *req,
 		    "\"pk = :p\",\"ExpressionAttributeValues\":{\":p\":"
 		    "{\"S\":\"%s\"}},\"Limit\":%d}",
 		    w->table, req->key, req->limit);
+	case WORKLOAD_OP_TXN_WRITE:
+	case WORKLOAD_OP_TXN_GET:
 	case WORKLOAD_OP_COUNT:
 		break;
 	}
@@ -507,11 +658,91 @@ check_index_page(const workload_req *req, jscan_val j)
 	return seen == n ? NULL : "BadPage";
 }
 
+/*
+ * Checks a TransactGetItems answer: Responses lists, in the order asked,
+ * one object per key, each with the item of that key (every key read is
+ * loaded). The reason, or NULL.
+ */
+static const char *
+check_txn_get(const workload_req *req, jscan_val j)
+{
+	jscan_val list = jscan_get(j, "Responses");
+	if (jscan_kind_of(list) != JSCAN_ARRAY)
+		return "BadShape";
+	jscan_iter it;
+	jscan_val r;
+	unsigned seen = 0;
+	jscan_iter_init(&it, list);
+	while (jscan_next(&it, &r)) {
+		if (seen >= req->n_keys || jscan_kind_of(r) != JSCAN_OBJECT)
+			return "BadShape";
+		jscan_val item = jscan_get(r, "Item");
+		if (jscan_kind_of(item) == JSCAN_NONE)
+			return "MissingItem";
+		if (jscan_kind_of(item) != JSCAN_OBJECT ||
+		    !item_has_key(item, req->keys[seen]))
+			return "WrongItem";
+		seen++;
+	}
+	return seen == req->n_keys ? NULL : "BadShape";
+}
+
+static bool
+is_txn(workload_op op)
+{
+	return op == WORKLOAD_OP_TXN_WRITE || op == WORKLOAD_OP_TXN_GET;
+}
+
+/*
+ * Judges a transaction's TransactionCanceledException: CANCELED, by the
+ * first reason whose Code is not None, or by the exception's name when
+ * there is none. With checks, CancellationReasons, when present, must
+ * list one object with a string Code per action (else WRONG,
+ * BadReasons).
+ */
+static void
+judge_canceled(const workload *w, const workload_req *req, const char *body,
+    size_t len, workload_verdict *v)
+{
+	v->outcome = WORKLOAD_CANCELED;
+	jscan_val j = { NULL, 0 };
+	jscan_doc(body, len, &j);
+	jscan_val list = jscan_get(j, "CancellationReasons");
+	if (jscan_kind_of(list) == JSCAN_NONE)
+		return;
+	bool bad = jscan_kind_of(list) != JSCAN_ARRAY;
+	bool named = false;
+	unsigned seen = 0;
+	jscan_iter it;
+	jscan_val r;
+	jscan_iter_init(&it, list);
+	while (!bad && jscan_next(&it, &r)) {
+		jscan_val code = jscan_get(r, "Code");
+		if (jscan_kind_of(code) != JSCAN_STRING) {
+			bad = true;
+			break;
+		}
+		if (!named && !jscan_str_eq(code, "None")) {
+			jscan_str_copy(code, v->type, sizeof(v->type));
+			named = true;
+		}
+		seen++;
+	}
+	if (w->check && (bad || seen != req->n_keys))
+		verdict(v, WORKLOAD_WRONG, "BadReasons");
+}
+
 void
 workload_check(const workload *w, const workload_req *req, int status,
     const char *body, size_t len, workload_verdict *v)
 {
 	workload_classify(status, body, len, v);
+	if (status == 400 && is_txn(req->op) &&
+	    v->outcome == WORKLOAD_ERROR &&
+	    strcmp(v->type, "TransactionCanceledException") == 0) {
+		judge_canceled(w, req, body, len, v);
+		return;
+	}
 	if (status != 200 || !w->check)
 		return;
 	jscan_val j;
@@ -534,8 +765,12 @@ workload_check(const workload *w, const workload_req *req, int status,
 		wrong = w->index != NULL ? check_index_page(req, j) :
 		                           check_page(w, req, j);
 		break;
+	case WORKLOAD_OP_TXN_GET:
+		wrong = check_txn_get(req, j);
+		break;
 	case WORKLOAD_OP_PUT:
 	case WORKLOAD_OP_UPDATE:
+	case WORKLOAD_OP_TXN_WRITE: /* an object, of whatever members */
 	case WORKLOAD_OP_COUNT:
 		break;
 	}
@@ -724,8 +959,7 @@ per_key(const workload *w)
 static uint64_t
 key_count(const workload *w)
 {
-	return w->keys.shard_hot > 0 ? w->keys.n - 1 + w->keys.shard_hot :
-	                               w->keys.n;
+	return workload_distinct_keys(&w->keys);
 }
 
 uint64_t
@@ -737,6 +971,8 @@ workload_load_items(const workload *w)
 	case WORKLOAD_YCSB_B:
 	case WORKLOAD_YCSB_C:
 	case WORKLOAD_YCSB_E:
+	case WORKLOAD_TXN_UPDATE4:
+	case WORKLOAD_TXN_GET4:
 		return key_count(w) * per_key(w);
 	case WORKLOAD_QUERY:
 		return w->index != NULL ? key_count(w) : QUERY_ITEMS;
@@ -754,14 +990,7 @@ load_item(const workload *w, uint64_t i, http_buf *body)
 		    "{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":\"%s\"},"
 		    "\"sk\":{\"N\":\"%" PRIu64 "\"},\"v\":{\"S\":\"%s\"}}}}",
 		    QUERY_PK, i, w->pad);
-	uint64_t k = i / per_key(w);
-	zipf_key key = { k, -1 };
-	if (w->keys.shard_hot > 0) {
-		if (k < w->keys.shard_hot)
-			key = (zipf_key) { 0, (int64_t) k };
-		else
-			key.rank = k - w->keys.shard_hot + 1;
-	}
+	zipf_key key = key_at(w, i / per_key(w));
 	char name[96];
 	kv_err e = zipf_key_format(&key, w->prefix, name, sizeof(name));
 	if (e != KV_OK)

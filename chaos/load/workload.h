@@ -1,8 +1,9 @@
 /*
  * workload.h — what kv-load asks and what a right answer looks like: the
  * DynamoDB JSON of every request (GetItem, PutItem, UpdateItem, Query,
- * BatchWriteItem for loading, CreateTable, DescribeTable) and the check of
- * every response. The only file that knows DynamoDB's JSON shapes.
+ * TransactWriteItems, TransactGetItems, BatchWriteItem for loading,
+ * CreateTable, DescribeTable) and the check of every response. The only
+ * file that knows DynamoDB's JSON shapes.
  *
  * Workloads and their operations:
  *
@@ -21,6 +22,18 @@
  *                   50/50, 95/5, 100/0
  *   ycsb-e          95 % Query pk = key AND sk >= s (s in 0..9, Limit
  *                   1..10), 5 % PutItem of a new sort key (10 and up)
+ *   txn-put2        TransactWriteItems of 2 Puts, as put's, on 2 distinct
+ *                   drawn keys
+ *   txn-update4     TransactWriteItems of 4 Updates ADD n :one on 4
+ *                   distinct drawn keys; its --load writes get's items
+ *   txn-get4        TransactGetItems of 4 distinct drawn keys; an answer
+ *                   without every item, in order, is WRONG (MissingItem,
+ *                   WrongItem, BadShape)
+ *
+ * A transaction answered 400 TransactionCanceledException is CANCELED:
+ * neither right nor wrong, counted apart, by the first reason that is
+ * not None in its CancellationReasons (when it lists them, one per
+ * action; a list of another length is WRONG, BadReasons).
  *
  * Table, index and key prefix go into JSON unescaped: kv_load.c admits
  * only characters that need no escaping. Read next: report.h.
@@ -46,6 +59,9 @@ typedef enum workload_kind {
 	WORKLOAD_YCSB_B,
 	WORKLOAD_YCSB_C,
 	WORKLOAD_YCSB_E,
+	WORKLOAD_TXN_PUT2,
+	WORKLOAD_TXN_UPDATE4,
+	WORKLOAD_TXN_GET4,
 	WORKLOAD_KIND_COUNT
 } workload_kind;
 
@@ -55,6 +71,8 @@ typedef enum workload_op {
 	WORKLOAD_OP_PUT,
 	WORKLOAD_OP_UPDATE,
 	WORKLOAD_OP_QUERY,
+	WORKLOAD_OP_TXN_WRITE,
+	WORKLOAD_OP_TXN_GET,
 	WORKLOAD_OP_COUNT
 } workload_op;
 
@@ -63,7 +81,12 @@ typedef enum workload_outcome {
 	WORKLOAD_THROTTLED, /* ThrottlingException and its kin */
 	WORKLOAD_ERROR,     /* any other failure, by type */
 	WORKLOAD_WRONG,     /* answered, but not what the data set implies */
+	WORKLOAD_CANCELED,  /* a transaction refused as a whole (400
+	                     * TransactionCanceledException), by reason */
 } workload_outcome;
+
+/* The most actions a transaction of kv-load's workloads has. */
+#define WORKLOAD_TXN_MAX 4
 
 /* What became of one request. */
 typedef struct workload_verdict {
@@ -78,6 +101,10 @@ typedef struct workload_req {
 	char key[96];
 	int64_t sk; /* ycsb-e: the Query's lowest sk, or the new sk put */
 	int limit;  /* Query: Limit */
+	/* A transaction: the keys of its actions, in order (key holds the
+	 * first too), n_keys of them. */
+	char keys[WORKLOAD_TXN_MAX][96];
+	unsigned n_keys;
 } workload_req;
 
 typedef struct workload {
@@ -117,6 +144,18 @@ unsigned workload_ops(workload_kind kind);
 bool workload_range_key(workload_kind kind);
 
 /*
+ * workload_txn_items returns how many items one transaction of kind
+ * touches, each on a distinct key (0 when kind is no transaction).
+ */
+unsigned workload_txn_items(workload_kind kind);
+
+/*
+ * workload_distinct_keys returns how many distinct keys draws over keys
+ * can give: every rank, rank 0 as its shards when it is sharded.
+ */
+uint64_t workload_distinct_keys(const zipf *keys);
+
+/*
  * workload_init prepares w. table and prefix are borrowed and must
  * outlive w; keys is copied. Returns KV_ENOMEM, with nothing to free.
  */
@@ -141,7 +180,8 @@ kv_err workload_request(workload *w, workload_op op, workload_req *req,
 /*
  * workload_check judges the answer (status and body[0..len), borrowed) to
  * req: OK, THROTTLED, ERROR by __type, or WRONG when a 200 answer is not
- * what the loaded data implies. Without checks, any 200 is OK.
+ * what the loaded data implies; CANCELED for a transaction answered 400
+ * TransactionCanceledException. Without checks, any 200 is OK.
  */
 void workload_check(const workload *w, const workload_req *req, int status,
     const char *body, size_t len, workload_verdict *v);

@@ -44,6 +44,39 @@ has_indexes(const table *t)
 	return false;
 }
 
+/*
+ * Whether the view (read-locked) cannot tell table_id's indexes: there is
+ * none yet (the node has just started and the feed has not answered), or
+ * it is older than the partitions' last assignment. A write without its
+ * index records would be missing from them for good. Takes the map's
+ * lock: not to be held.
+ */
+static bool
+view_behind(node *n, index_state *s, uint32_t table_id)
+{
+	bool behind = s->view == NULL;
+	pthread_rwlock_rdlock(&n->parts.lock);
+	for (size_t i = 0; !behind && i < n->parts.n_seen; i++)
+		behind = n->parts.seen[i].table_id == table_id &&
+		    n->parts.seen[i].version > s->view->version;
+	pthread_rwlock_unlock(&n->parts.lock);
+	return behind;
+}
+
+bool
+index_view_known(node *n, uint32_t table_id, const table **out)
+{
+	index_state *s = n->gsi;
+	*out = NULL;
+	if (s == NULL)
+		return true;
+	if (view_behind(n, s, table_id))
+		return false;
+	const table *t = table_find_id(s->view, table_id);
+	*out = t != NULL && has_indexes(t) ? t : NULL;
+	return true;
+}
+
 kv_err
 index_view_table(node *n, uint32_t table_id, const table **out)
 {
@@ -52,18 +85,7 @@ index_view_table(node *n, uint32_t table_id, const table **out)
 	if (s == NULL)
 		return KV_OK;
 	pthread_rwlock_rdlock(&s->view_lock);
-	/*
-	 * No view yet (the node has just started and the feed has not
-	 * answered), or one older than the partitions' last assignment:
-	 * which indexes the table has is not known, and a write without
-	 * its records would be missing from them for good.
-	 */
-	bool behind = s->view == NULL;
-	pthread_rwlock_rdlock(&n->parts.lock);
-	for (size_t i = 0; !behind && i < n->parts.n_seen; i++)
-		behind = n->parts.seen[i].table_id == table_id &&
-		    n->parts.seen[i].version > s->view->version;
-	pthread_rwlock_unlock(&n->parts.lock);
+	bool behind = view_behind(n, s, table_id);
 	const table *t = behind ? NULL : table_find_id(s->view, table_id);
 	if (t != NULL && has_indexes(t)) {
 		*out = t;

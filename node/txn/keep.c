@@ -31,16 +31,17 @@ outcome_key(uint64_t id, uint8_t k[OUTCOME_KEY_LEN])
 }
 
 kv_err
-txn_decide(node *n, uint64_t id, uint32_t mode, uint32_t *out)
+txn_decide_add(node *n, uint64_t id, uint32_t mode, arena *a,
+    store_batch *b, uint32_t *out)
 {
-	txn_state *s = n->txn;
-	uint8_t k[OUTCOME_KEY_LEN], v[OUTCOME_LEN], *got = NULL;
+	uint8_t *k = arena_alloc(a, OUTCOME_KEY_LEN), *v = arena_alloc(a,
+	    OUTCOME_LEN), *got = NULL;
 	size_t gl = 0;
 	bool found = false;
-	store_batch b;
+	if (k == NULL || v == NULL)
+		return KV_ENOMEM;
 	outcome_key(id, k);
-	pthread_mutex_lock(&s->keep_mu);
-	kv_err rv = store_get(n->st, k, sizeof(k), &got, &gl, &found);
+	kv_err rv = store_get(n->st, k, OUTCOME_KEY_LEN, &got, &gl, &found);
 	if (rv == KV_OK && found) {
 		*out = gl == OUTCOME_LEN ? got[0] : 0;
 		rv = gl == OUTCOME_LEN ? KV_OK : KV_CORRUPT;
@@ -48,14 +49,28 @@ txn_decide(node *n, uint64_t id, uint32_t mode, uint32_t *out)
 		*out = mode == RPC_TXN_COMMIT ? RPC_TXN_COMMIT : RPC_TXN_ABORT;
 		v[0] = (uint8_t) *out;
 		bytes_put_le64(v + 1, (uint64_t) txn_now_us());
-		store_batch_init(&b);
-		rv = store_batch_add(&b, STORE_PUT, k, sizeof(k), v, sizeof(v));
-		if (rv == KV_OK)
-			rv = store_write(n->st, &b);
-		store_batch_fini(&b);
+		rv = store_batch_add(b, STORE_PUT, k, OUTCOME_KEY_LEN, v,
+		    OUTCOME_LEN);
 	}
-	pthread_mutex_unlock(&s->keep_mu);
 	free(got);
+	return rv;
+}
+
+kv_err
+txn_decide(node *n, uint64_t id, uint32_t mode, uint32_t *out)
+{
+	txn_state *s = n->txn;
+	store_batch b;
+	arena a;
+	arena_init(&a);
+	store_batch_init(&b);
+	pthread_mutex_lock(&s->keep_mu);
+	kv_err rv = txn_decide_add(n, id, mode, &a, &b, out);
+	if (rv == KV_OK && b.n > 0)
+		rv = store_write(n->st, &b);
+	pthread_mutex_unlock(&s->keep_mu);
+	store_batch_fini(&b);
+	arena_fini(&a);
 	return rv;
 }
 

@@ -123,6 +123,14 @@ kv_err txn_finish(node *n, uint64_t id, bool commit);
  */
 kv_err txn_decide(node *n, uint64_t id, uint32_t mode, uint32_t *out);
 
+/*
+ * txn_decide_add is txn_decide's first half, with keep_mu held: it adds
+ * the outcome's record to b (when none is there; the caller writes b
+ * before letting go of keep_mu), in a.
+ */
+kv_err txn_decide_add(node *n, uint64_t id, uint32_t mode, arena *a,
+    store_batch *b, uint32_t *out);
+
 /* txn_sweep_kept deletes the outcomes and tokens older than TXN_KEEP_MS. */
 void txn_sweep_kept(node *n);
 

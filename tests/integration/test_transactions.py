@@ -348,17 +348,39 @@ def restart_router_with(cluster, extra):
     cluster.start_router(0)
 
 
+def keys_on_nodes(cluster, t, n_keys):
+    """n_keys keys of table t (hash key PK) whose partitions are on
+    distinct nodes when n_keys is 2, else any n_keys keys."""
+    import xxhash
+    if n_keys != 2:
+        return ["k%02d" % i for i in range(n_keys)]
+    parts = cluster.table_map(t)
+
+    def node_of(k):
+        h = xxhash.xxh3_64_intdigest(b"\x01" + k.encode())
+        return [p for p in parts if p["lo"] <= h <= p["last"]][0]["node"]
+    first = "k00"
+    for i in range(1, 100):
+        k = "k%02d" % i
+        if node_of(k) != node_of(first):
+            return [first, k]
+    raise AssertionError("no two keys on two nodes")
+
+
 @pytest.mark.processes
-@pytest.mark.parametrize("fault,committed", [("prepared", False),
-                                             ("decided", True)])
-def test_coordinator_dies(cluster, ddb, unique, fault, committed):
-    """The router dies after every participant prepared (nothing is
-    decided: the participants find no COMMIT and abort) or right after
-    COMMIT is recorded (they commit): either way every item ends the
-    same on every node, and within the timeout nothing stays locked."""
-    t = "txf_%s_%s" % (fault, unique)
+@pytest.mark.parametrize("fault,committed,n_keys", [
+    ("prepared", False, 8), ("decided", True, 8),
+    ("prepared", False, 2), ("decided", True, 2)])
+def test_coordinator_dies(cluster, ddb, unique, fault, committed, n_keys):
+    """The router dies after every participant but the decision keeper
+    prepared (nothing is decided: the participants find no COMMIT and
+    abort) or right after the keeper recorded COMMIT (with its own share
+    committed in the same batch when it has one action; the others
+    commit by themselves): either way every item ends the same on every
+    node, and within the timeout nothing stays locked."""
+    t = "txf_%s_%d_%s" % (fault, n_keys, unique)
     make_table(ddb, t, sort=False)
-    keys = ["k%02d" % i for i in range(8)]  # over every node
+    keys = keys_on_nodes(cluster, t, n_keys)
     restart_router_with(cluster, ["--txn-fault", fault])
     try:
         with pytest.raises(Exception):

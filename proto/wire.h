@@ -79,7 +79,10 @@ typedef enum rpc_op {
 	RPC_TXN_PREPARE = 36, /* participant: prepare transaction `txn`'s
 	                       * actions on this node (subs: PUT, DELETE,
 	                       * UPDATE or CHECK requests; `node` keeps the
-	                       * decision); answers one sub each */
+	                       * decision); answers one sub each. With
+	                       * limit RPC_TXN_COMMIT, sent to the keeper
+	                       * last: once prepared, also record COMMIT and
+	                       * commit here (seq: the outcome) */
 	RPC_TXN_FINISH = 37,  /* participant: commit (limit RPC_TXN_COMMIT)
 	                       * or abort transaction `txn` here */
 	RPC_TXN_DECIDE = 38,  /* decision keeper: record or read `txn`'s

@@ -206,9 +206,8 @@ keyenc_size_key(uint32_t table_id, const value *pk, uint8_t **out,
 	return KV_OK;
 }
 
-/* The length of the encoded key value at p[0..n), 0 if malformed. */
-static size_t
-value_extent(const uint8_t *p, size_t n)
+size_t
+keyenc_value_extent(const uint8_t *p, size_t n)
 {
 	if (n < 1)
 		return 0;
@@ -234,8 +233,9 @@ keyenc_local_base(const uint8_t *k, size_t kl, uint8_t *buf)
 	size_t at = KEYENC_PREFIX + 2;
 	if (keyenc_local_of(k, kl) < 0)
 		return 0;
-	size_t pkl = value_extent(k + at, kl - at);
-	size_t iskl = pkl > 0 ? value_extent(k + at + pkl, kl - at - pkl) : 0;
+	size_t pkl = keyenc_value_extent(k + at, kl - at);
+	size_t iskl = pkl > 0 ? keyenc_value_extent(k + at + pkl,
+	    kl - at - pkl) : 0;
 	if (iskl == 0 || at + pkl + iskl >= kl)
 		return 0;
 	size_t rest = kl - at - pkl - iskl;

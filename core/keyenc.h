@@ -59,6 +59,12 @@ size_t keyenc_value_size(const value *v);
 size_t keyenc_value(const value *v, uint8_t *buf);
 
 /*
+ * keyenc_value_extent returns the length of the encoded key value at
+ * p[0..n) (each encoding delimits itself), or 0 if it is malformed.
+ */
+size_t keyenc_value_extent(const uint8_t *p, size_t n);
+
+/*
  * keyenc_item_key builds the storage key of an item: owned bytes in *out
  * (free with free()), length in *len. sk is NULL for tables without a sort
  * key. Returns KV_OK or KV_ENOMEM.

@@ -65,28 +65,6 @@ decay(heat *ht, int64_t now_s)
 	}
 }
 
-/* Length of the encoded key value at k (self-delimiting), or 0. */
-static size_t
-pk_len(const uint8_t *k, size_t kl)
-{
-	if (kl < 1)
-		return 0;
-	if (k[0] == VAL_N) {
-		number num;
-		size_t used;
-		return number_decode(k + 1, kl - 1, &num, &used) == KV_OK ?
-		    1 + used : 0;
-	}
-	for (size_t i = 1; i + 1 < kl; i++) {
-		if (k[i] != 0x00)
-			continue;
-		if (k[i + 1] == 0x01)
-			return i + 2;
-		i++; /* 00 FF: an escaped zero */
-	}
-	return 0;
-}
-
 void
 heat_note(heat *ht, const uint8_t *key, size_t kl, bool write,
     uint64_t half_units, bool throttled, bool by_key, int64_t now_s)
@@ -125,7 +103,7 @@ heat_note(heat *ht, const uint8_t *key, size_t kl, bool write,
 	if (e->pk_len == 0 || e->h != h) {
 		e->h = h;
 		const uint8_t *pk = suf;
-		size_t n = by_key ? sl : pk_len(pk, sl);
+		size_t n = by_key ? sl : keyenc_value_extent(pk, sl);
 		if (n == 0)
 			n = sl;
 		e->exact = n <= HEAT_PK_MAX;

@@ -468,3 +468,51 @@ def test_nodes_serve_metrics_and_status_shows_partitions(cluster, unique):
     for row in rows:
         # table part node RCU/s WCU/s thr-r/s thr-w/s ceil-r ceil-w ...
         assert (float(row[7]), float(row[8])) == (RCU, WCU), row
+
+
+@pytest.mark.parametrize("billing,code", [
+    ("PROVISIONED", "ProvisionedThroughputExceeded"),
+    ("PAY_PER_REQUEST", "ThrottlingError")])
+def test_a_throttled_partition_cancels_a_transaction(cluster, unique,
+                                                     billing, code):
+    """A transaction with an action on a spent partition is cancelled with
+    the throughput reason for that action (DynamoDB's code by the table's
+    billing) and applies nothing; its action on a cold partition says
+    None."""
+    ddb = cluster.client()
+    name = "thr-txn-%s-%s" % (billing[:4].lower(), unique)
+    kw = {"BillingMode": billing}
+    if billing == "PROVISIONED":
+        kw["ProvisionedThroughput"] = {"ReadCapacityUnits": 4,
+                                       "WriteCapacityUnits": 4}
+    parts = create(cluster, ddb, name, **kw)
+    hot = parts[0]["part"]
+    spend = keys_in(parts, hot, 2, "spend")
+    cold = keys_in(parts, parts[1]["part"], 1, "cold")[0]
+    def spent():
+        for _ in range(300):
+            try:
+                ddb.put_item(TableName=name, Item={"pk": {"S": spend[0]}})
+            except ddb.exceptions.ClientError as e:
+                if e.response["Error"]["Code"] in THROTTLES:
+                    return
+                raise
+    # The bucket refills within milliseconds: spend it, then try at once,
+    # until the transaction meets it spent.
+    r = None
+    for _ in range(50):
+        spent()
+        try:
+            ddb.transact_write_items(TransactItems=[
+                {"Put": {"TableName": name, "Item": {"pk": {"S": cold}}}},
+                {"Put": {"TableName": name,
+                         "Item": {"pk": {"S": spend[1]}}}}])
+            ddb.delete_item(TableName=name, Key={"pk": {"S": cold}})
+        except ddb.exceptions.ClientError as e:
+            r = e.response
+            break
+    assert r is not None, "never cancelled"
+    assert r["Error"]["Code"] == "TransactionCanceledException"
+    assert [x["Code"] for x in r["CancellationReasons"]] == ["None", code]
+    assert "Item" not in ddb.get_item(TableName=name, ConsistentRead=True,
+                                      Key={"pk": {"S": cold}})

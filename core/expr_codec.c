@@ -290,6 +290,16 @@ get_value(rbuf *r, const value **out)
 	return true;
 }
 
+/*
+ * Whether o is a path or a value: where DynamoDB takes either as a
+ * function's operand, so the decoder must take what the parser built.
+ */
+static bool
+path_or_value(const expr_operand *o)
+{
+	return o->kind == EXPR_OPND_PATH || o->kind == EXPR_OPND_VALUE;
+}
+
 static bool
 get_operand(rbuf *r, expr_operand *o, int depth)
 {
@@ -318,7 +328,8 @@ get_operand(rbuf *r, expr_operand *o, int depth)
 		/* Only the shapes the parser builds, which evaluation expects. */
 		switch (o->fn) {
 		case EXPR_FN_SIZE:
-			if (o->nargs != 1 || o->args[0].kind != EXPR_OPND_PATH)
+			/* size(:v) is the size of the literal (DynamoDB). */
+			if (o->nargs != 1 || !path_or_value(&o->args[0]))
 				return fail(r, KV_CORRUPT);
 			return true;
 		case EXPR_FN_IF_NOT_EXISTS:
@@ -388,8 +399,9 @@ get_cond(rbuf *r, expr_cond **out, int depth)
 				return fail(r, KV_CORRUPT);
 			break;
 		case EXPR_FN_ATTRIBUTE_TYPE:
-			if (c->nops != 2 || c->ops[0].kind != EXPR_OPND_PATH ||
-			    c->ops[1].kind != EXPR_OPND_VALUE)
+			/* attribute_type(:v, :t) tests the literal, and
+			 * attribute_type(size(a), :t) a size. */
+			if (c->nops != 2 || c->ops[1].kind != EXPR_OPND_VALUE)
 				return fail(r, KV_CORRUPT);
 			break;
 		case EXPR_FN_BEGINS_WITH:

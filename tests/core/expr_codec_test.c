@@ -25,6 +25,13 @@ static const char *const conditions[] = {
 	"begins_with(s, :w) OR contains(l, :one) OR contains(ss, :w)",
 	"size(l) > :one",
 	"#n.y[0] = :b",
+	/* Values where DynamoDB takes a path or a value: the literal's
+	 * size and type (a decoder that wanted paths made these 500s). */
+	"size(:w) = :one AND size(:l) BETWEEN :one AND :v",
+	"attribute_type(:w, :t) AND NOT attribute_type(:v, :t)",
+	"size(:s) IN (:one, :v) OR begins_with(:w, :w) OR contains(:l, :one)",
+	":v = :v AND size(:w) < size(s)",
+	"attribute_type(size(l), :t) OR contains(:l, size(s))",
 };
 
 static const char *const updates[] = {

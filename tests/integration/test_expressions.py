@@ -1326,3 +1326,61 @@ def test_racing_conditional_puts_exactly_one_wins(cluster, ddb, t):
         assert len(winners[r]) == 1, "round %d: winners %r" % (
             r, winners[r])
         assert get(ddb, tb, K("race-%d" % r))["owner"] == N(winners[r][0])
+
+
+# ---- functions of values (literal operands) ----
+
+VALUE_OPERANDS = [
+    # (expression, values, true?) — DynamoDB evaluates the literal.
+    ("size(:v) >= :n", {":v": S("abc"), ":n": N(2)}, True),
+    ("size(:v) = :n", {":v": {"L": [N(1), N(2)]}, ":n": N(2)}, True),
+    ("size(:v) = :n", {":v": {"SS": ["a", "b", "c"]}, ":n": N(3)}, True),
+    ("size(:v) = :n", {":v": {"M": {"a": N(1)}}, ":n": N(2)}, False),
+    ("size(:v) BETWEEN :a AND :b", {":v": S("abcd"), ":a": N(1),
+                                    ":b": N(3)}, False),
+    ("size(:v) IN (:a, :b)", {":v": S("abc"), ":a": N(3), ":b": N(9)}, True),
+    ("size(:v) > size(s)", {":v": S("a much longer text")}, True),
+    ("attribute_type(:v, :t)", {":v": S("abc"), ":t": S("S")}, True),
+    ("attribute_type(:v, :t)", {":v": N(1), ":t": S("S")}, False),
+    ("NOT attribute_type(:v, :t)", {":v": N(1), ":t": S("S")}, True),
+    ("begins_with(:v, :p)", {":v": S("abc"), ":p": S("ab")}, True),
+    ("contains(:v, :p)", {":v": {"SS": ["a", "b"]}, ":p": S("c")}, False),
+    (":a BETWEEN :b AND :c", {":a": N(2), ":b": N(1), ":c": N(3)}, True),
+    (":v = s", {":v": S("hello")}, True),
+    ("attribute_type(size(s), :t)", {":t": S("N")}, True),
+    ("contains(:v, size(s))", {":v": {"NS": ["5", "6"]}}, True),
+]
+
+
+@pytest.mark.parametrize("expr,values,truth", VALUE_OPERANDS)
+def test_functions_of_values_are_evaluated_not_500(ddb, t, expr, values,
+                                                   truth):
+    """A function given a value where a path could stand (size(:v),
+    attribute_type(:v, :t), ...) is evaluated on the literal, as
+    DynamoDB does: in a condition, a filter and a transaction's check,
+    never an InternalServerError."""
+    key = "fv-" + uuid.uuid4().hex[:8]
+    put(ddb, t["h"], {"pk": S(key), "s": S("hello")})
+    kw = {"TableName": t["h"], "Key": K(key), "ConditionExpression": expr,
+          "ExpressionAttributeValues": values,
+          "UpdateExpression": "SET seen = :seen"}
+    kw["ExpressionAttributeValues"] = dict(values, **{":seen": N(1)})
+    if truth:
+        ddb.update_item(**kw)
+        assert get(ddb, t["h"], K(key))["seen"] == N(1)
+    else:
+        cond_failed(ddb.update_item, **kw)
+    r = ddb.query(TableName=t["h"], KeyConditionExpression="pk = :pk",
+                  FilterExpression=expr, ExpressionAttributeValues=dict(
+                      values, **{":pk": S(key)}), ConsistentRead=True)
+    assert r["Count"] == (1 if truth else 0)
+    check = {"ConditionCheck": {"TableName": t["h"], "Key": K(key),
+                                "ConditionExpression": expr,
+                                "ExpressionAttributeValues": values}}
+    if truth:
+        ddb.transact_write_items(TransactItems=[check])
+    else:
+        with pytest.raises(ClientError) as e:
+            ddb.transact_write_items(TransactItems=[check])
+        assert e.value.response["CancellationReasons"][0]["Code"] == \
+            "ConditionalCheckFailed"

@@ -303,6 +303,39 @@ consumed(json_t *j, const char *mode, const action *xs, const uint64_t *half,
 	json_object_set_new(j, "ConsumedCapacity", list);
 }
 
+/*
+ * ItemCollectionMetrics of a committed transaction: for each write to a
+ * table with local indexes, its item collection's size after it (as its
+ * participant worked it out when it prepared), by table.
+ */
+static void
+collection_metrics(api_ctx *c, const action *xs, size_t n, json_t *j)
+{
+	json_t *map = json_object();
+	route_read_lock();
+	for (size_t i = 0; i < n; i++) {
+		if (!xs[i].answered || !xs[i].got.has_coll)
+			continue;
+		const table *t = catalog_find(route_current(c->r),
+		    xs[i].ir.op.table, strlen(xs[i].ir.op.table));
+		json_t *m = t != NULL ? req_collection_metrics(t, &xs[i].ir.v,
+		    xs[i].got.coll_size) : NULL;
+		if (m == NULL)
+			continue;
+		json_t *l = json_object_get(map, xs[i].ir.op.table);
+		if (l == NULL) {
+			l = json_array();
+			json_object_set_new(map, xs[i].ir.op.table, l);
+		}
+		json_array_append_new(l, m);
+	}
+	route_read_unlock();
+	if (json_object_size(map) > 0)
+		json_object_set_new(j, "ItemCollectionMetrics", map);
+	else
+		json_decref(map);
+}
+
 /* The reason of one action's answer, for CancellationReasons. */
 static json_t *
 reason_of(api_ctx *c, const action *x, const char **code)
@@ -691,6 +724,8 @@ ops_txn_write(api_ctx *c, json_t *body, reply *out)
 			    xs[i].got.new_size);
 		json_t *j = json_object();
 		consumed(j, mode, xs, half, n);
+		if (metrics)
+			collection_metrics(c, xs, n, j);
 		api_reply_json(out, j);
 		break;
 	}

@@ -71,7 +71,7 @@ fail_with(arena *a, rpc_response *out, kv_err code, const char *msg)
  * node's catalog, read-locked; NULL: not known, not checked).
  */
 static bool
-collection_full(node *n, const catalog *view, const act *x,
+collection_full(node *n, const catalog *view, act *x,
     const value *old_v, const value *new_v, arena *a)
 {
 	const table *t = view != NULL ? table_find_id(view, x->req.table_id) :
@@ -84,6 +84,9 @@ collection_full(node *n, const catalog *view, const act *x,
 	kv_err rv = index_local_write(n, t, old_v, new_v, a, &scratch, NULL,
 	    NULL, &coll);
 	store_batch_fini(&scratch);
+	/* The size the collection will have: ItemCollectionMetrics. */
+	x->out.has_coll = rv == KV_OK;
+	x->out.coll_size = coll;
 	return rv == KV_COLL_FULL;
 }
 

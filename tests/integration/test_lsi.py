@@ -568,7 +568,14 @@ def test_transaction_meets_the_collection_limit(ddb, unique):
     assert r[1]["Message"] == "Collection size exceeded."
     assert "Item" not in ddb.get_item(TableName=name, ConsistentRead=True,
                                       Key={"pk": S("other"), "sk": N(1)})
-    # Shrinking it in a transaction goes through.
-    ddb.transact_write_items(TransactItems=[
-        {"Delete": {"TableName": name, "Key": {"pk": S("t"), "sk": N(0)}}}])
+    # Shrinking it in a transaction goes through, with the collections'
+    # metrics when asked.
+    r = ddb.transact_write_items(TransactItems=[
+        {"Delete": {"TableName": name, "Key": {"pk": S("t"), "sk": N(0)}}},
+        {"Put": {"TableName": name, "Item": item("other", 2, l=2)}}],
+        ReturnItemCollectionMetrics="SIZE")
+    got = r["ItemCollectionMetrics"][name]
+    assert sorted(m["ItemCollectionKey"]["pk"]["S"] for m in got) == \
+        ["other", "t"]
+    assert all(m["SizeEstimateRangeGB"] == [0.0, 1.0] for m in got)
     converged_now(ddb, name, wait=0)

@@ -505,10 +505,9 @@ collection_metrics(api_ctx *c, const entry *es, const slot *slots, size_t n,
 			continue;
 		const table *t = catalog_find(route_current(c->r),
 		    es[i].table, strlen(es[i].table));
-		json_t *m = t != NULL ? req_collection_metrics(t, &es[i].v,
-		    slots[i].coll) : NULL;
-		if (m != NULL)
-			json_array_append_new(list_for(map, es[i].table), m);
+		if (t != NULL)
+			req_collection_metrics_add(map, t, &es[i].v,
+			    slots[i].coll);
 	}
 	route_read_unlock();
 	if (json_object_size(map) > 0)

@@ -318,16 +318,9 @@ collection_metrics(api_ctx *c, const action *xs, size_t n, json_t *j)
 			continue;
 		const table *t = catalog_find(route_current(c->r),
 		    xs[i].ir.op.table, strlen(xs[i].ir.op.table));
-		json_t *m = t != NULL ? req_collection_metrics(t, &xs[i].ir.v,
-		    xs[i].got.coll_size) : NULL;
-		if (m == NULL)
-			continue;
-		json_t *l = json_object_get(map, xs[i].ir.op.table);
-		if (l == NULL) {
-			l = json_array();
-			json_object_set_new(map, xs[i].ir.op.table, l);
-		}
-		json_array_append_new(l, m);
+		if (t != NULL)
+			req_collection_metrics_add(map, t, &xs[i].ir.v,
+			    xs[i].got.coll_size);
 	}
 	route_read_unlock();
 	if (json_object_size(map) > 0)

@@ -295,6 +295,21 @@ req_collection_metrics(const table *t, const value *item, uint64_t bytes)
 	    "SizeEstimateRangeGB", lo, lo + 1.0);
 }
 
+void
+req_collection_metrics_add(json_t *map, const table *t, const value *item,
+    uint64_t bytes)
+{
+	json_t *m = req_collection_metrics(t, item, bytes);
+	if (m == NULL)
+		return;
+	json_t *l = json_object_get(map, t->name);
+	if (l == NULL) {
+		l = json_array();
+		json_object_set_new(map, t->name, l);
+	}
+	json_array_append_new(l, m);
+}
+
 /* The ConsumedCapacity object (new reference, or NULL) for mode. */
 static json_t *
 consumed(const char *mode, const char *name, uint64_t half)

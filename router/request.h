@@ -100,6 +100,14 @@ json_t *req_collection_metrics(const table *t, const value *item,
     uint64_t bytes);
 
 /*
+ * req_collection_metrics_add appends item's collection metrics (as
+ * req_collection_metrics) to map's list for table t, made when missing:
+ * the ItemCollectionMetrics of BatchWriteItem and TransactWriteItems.
+ */
+void req_collection_metrics_add(json_t *map, const table *t,
+    const value *item, uint64_t bytes);
+
+/*
  * req_consumed_indexes is req_consumed_text for a request that also cost
  * indexes names[0..n) ihalf[i] half units each (local[i]: a local index;
  * local NULL: all global): CapacityUnits is the sum (DynamoDB counts a

@@ -536,7 +536,11 @@ def test_subscribers_follow_a_restarted_catalog_node(cluster, table,
     c1 = settled_counts(cluster, v0)
     bump(cluster, table, 1)
     took = wait_all_at(cluster, v0 + 1, timeout=5)
-    assert took < 2.0, took
+    # Within the 3 s of the safety net. `took` includes the polling by
+    # kv-admin status (one process each time), and a full sanitized run
+    # once measured 2.23 s; the arrivals and fetch counts below are what
+    # tell the feed from the safety net.
+    assert took < 2.9, took
     arr = arrivals(cluster, v0)
     c2 = feed_counts(cluster, v0)
     for m in subscribers(cluster):

@@ -39,7 +39,7 @@ typedef enum rpc_op {
 	                       * (table_name "drop": the next `limit`
 	                       * changes are lost; "disconnect": the feed
 	                       * closes for `limit` ms) */
-	/* Adaptive capacity (node/move.c, node/catalog_node.c). */
+	/* Adaptive capacity (node/adaptive/move.c, node/catalog_node.c). */
 	RPC_SPLIT = 20,       /* catalog node: split partition `part` of
 	                       * table_name at `cuts` (none: its middle),
 	                       * if it still has `epoch` (0: any) */

@@ -1,5 +1,5 @@
 /*
- * heat_test.c — a partition's heat (node/heat.c) without a node: the
+ * heat_test.c — a partition's heat (node/adaptive/heat.c) without a node: the
  * top-k sketch heat_note keeps (totals, one entry per partition-key hash,
  * the space-saving bounds against a stream with many more keys than
  * entries, halving every HEAT_DECAY_S on an explicit clock), the cuts

@@ -31,8 +31,10 @@ get_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 		resp->code = throttle_admit(n, p, false, req->key,
 		    req->key_len, resp);
 	if (resp->code == KV_OK) {
-		/* For TransactGetItems: the item is in a transaction. */
-		resp->locked = txn_locked(n, req->key, req->key_len);
+		/* For TransactGetItems (only: a plain read does not pay
+		 * for the lock table): the item is in a transaction. */
+		if (req->txn != 0)
+			resp->locked = txn_locked(n, req->key, req->key_len);
 		resp->code = store_get(n->st, req->key, req->key_len, &rec,
 		    &len, &found);
 		/* A missing item costs the minimum, as DynamoDB charges. */

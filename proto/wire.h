@@ -232,7 +232,8 @@ typedef struct rpc_request {
 	/* RANGE: 0 reads the table's items; k + 1 the entries of its local
 	 * index k, with RPC_LOCAL_FETCH each with its whole item. */
 	uint32_t local;
-	uint64_t txn;           /* TXN_*: the transaction's id */
+	uint64_t txn;           /* TXN_*: the transaction's id; GET: nonzero
+	                         * asks whether the item is locked */
 } rpc_request;
 
 #define RPC_LOCAL_FETCH 0x100

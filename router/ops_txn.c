@@ -52,7 +52,6 @@
 typedef struct action {
 	item_req ir;
 	uint32_t owner;
-	bool check;           /* a ConditionCheck */
 	rpc_response got;     /* the participant's answer */
 	bool answered;
 } action;
@@ -433,7 +432,6 @@ read_actions(api_ctx *c, json_t *items, action *xs, reply *out)
 				    i + 1);
 				return false;
 			}
-			xs[i].check = true;
 			xs[i].ir.op.req.op = RPC_CHECK;
 		}
 		/* Only the failed condition's item may come back. */
@@ -794,6 +792,7 @@ ops_txn_get(api_ctx *c, json_t *body, reply *out)
 		if (!ops_item_prepare(c, ITEM_GET, get, &xs[i].ir, out))
 			return;
 		xs[i].ir.op.req.consistent = true;
+		xs[i].ir.op.req.txn = 1; /* a transaction's read: locked? */
 	}
 	if (!route_all(c, xs, n, &refreshed, out))
 		return;

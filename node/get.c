@@ -37,6 +37,16 @@ get_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 			resp->locked = txn_locked(n, req->key, req->key_len);
 		resp->code = store_get(n->st, req->key, req->key_len, &rec,
 		    &len, &found);
+		uint8_t *kept;
+		size_t kept_len;
+		if (resp->code == KV_OK && n->plant.kind == PLANT_STALE_READ &&
+		    plant_stale(&n->plant, req->key, req->key_len, &kept,
+		    &kept_len)) {
+			free(rec);
+			rec = kept;
+			len = kept_len;
+			found = kept != NULL;
+		}
 		/* A missing item costs the minimum, as DynamoDB charges. */
 		if (resp->code == KV_OK)
 			throttle_charge(n, p, false, req->key, req->key_len,

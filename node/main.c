@@ -51,6 +51,13 @@ on_signal(int sig)
 	stopping = 1;
 }
 
+/* The failing disk of store.h, on demand: SIGUSR1 on, SIGUSR2 off. */
+static void
+on_disk_signal(int sig)
+{
+	atomic_store(&store_disk_failing, sig == SIGUSR1);
+}
+
 /* mkdir -p */
 static int
 make_dirs(const char *path)
@@ -77,7 +84,7 @@ usage(void)
 	    "[--no-capacity] [--sched-normal] [--nng-requests] "
 	    "[--split-after-seconds N] [--split-threshold F] "
 	    "[--split-size-mb N] [--gsi-delay-ms N]\n"
-	    "    [--item-collection-kb N]\n");
+	    "    [--item-collection-kb N] [--plant KIND[:N]]\n");
 	exit(2);
 }
 
@@ -125,6 +132,13 @@ main(int argc, char **argv)
 			sched_batch = false;
 		else if (strcmp(argv[i], "--nng-requests") == 0)
 			nng_requests = true;
+		else if (strcmp(argv[i], "--plant") == 0 && i + 1 < argc) {
+			/* A fault on purpose, for chaos checkers (plant.h). */
+			if (plant_parse(&n.plant, argv[++i]) != KV_OK)
+				usage();
+			fprintf(stderr, "kv-node: PLANTED FAULT %s armed\n",
+			    argv[i]);
+		}
 		else
 			usage();
 	}
@@ -171,10 +185,13 @@ main(int argc, char **argv)
 	n.started_ms = (int64_t) now.tv_sec * 1000 + now.tv_nsec / 1000000;
 	pthread_mutex_init(&n.peers_mu, NULL);
 	pthread_mutex_init(&n.move_mu, NULL);
+	pthread_mutex_init(&n.plant.mu, NULL);
 	part_map_init(&n.parts);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGUSR1, on_disk_signal);
+	signal(SIGUSR2, on_disk_signal);
 
 	const config_node *me = &n.cfg.nodes[index];
 	if (make_dirs(me->data) != 0) {
@@ -275,5 +292,7 @@ out:
 		rpc_client_close(n.peers[i]);
 	part_map_fini(&n.parts);
 	store_close(n.st);
+	free(n.plant.key);
+	free(n.plant.rec);
 	return status;
 }

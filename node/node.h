@@ -21,6 +21,7 @@
 #include "arena.h"
 #include "config.h"
 #include "part.h"
+#include "plant.h"
 #include "rpc.h"
 #include "store.h"
 #include "value.h"
@@ -63,6 +64,7 @@ typedef struct node {
 	struct heat_mon *heat; /* the heat monitor (heat.h); NULL: none */
 	struct index_state *gsi; /* index.h: the view, the replicator */
 	struct txn_state *txn;   /* txn.h: prepared transactions */
+	plant plant; /* plant.h: a fault planted on purpose (--plant) */
 } node;
 
 /*

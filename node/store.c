@@ -5,6 +5,8 @@
 
 #include <stdlib.h>
 
+atomic_bool store_disk_failing;
+
 void
 store_batch_init(store_batch *b)
 {

@@ -22,11 +22,22 @@
 #ifndef KV_STORE_H
 #define KV_STORE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "err.h"
+
+/*
+ * A failing disk, on demand, for chaos experiments (kv-node starts
+ * failing on SIGUSR1 and stops on SIGUSR2): while it is set, every write
+ * and flush answers KV_IO without reaching the engine, as a disk that
+ * refuses writes would, and reads go on. The request server then answers
+ * errors and never acknowledges a write it could not make durable. Set
+ * from a signal handler, so a lock-free atomic.
+ */
+extern atomic_bool store_disk_failing;
 
 typedef struct store store;
 
@@ -103,6 +114,8 @@ store_get(store *s, const uint8_t *k, size_t kl, uint8_t **v, size_t *vl,
 static inline kv_err
 store_write(store *s, const store_batch *b)
 {
+	if (atomic_load_explicit(&store_disk_failing, memory_order_relaxed))
+		return KV_IO;
 	kv_err rv = s->ops->write(s, b);
 	return rv == KV_OK ? s->ops->flush(s) : rv;
 }
@@ -111,6 +124,8 @@ store_write(store *s, const store_batch *b)
 static inline kv_err
 store_write_buffered(store *s, const store_batch *b)
 {
+	if (atomic_load_explicit(&store_disk_failing, memory_order_relaxed))
+		return KV_IO;
 	return s->ops->write(s, b);
 }
 
@@ -121,6 +136,8 @@ store_write_buffered(store *s, const store_batch *b)
 static inline kv_err
 store_flush(store *s)
 {
+	if (atomic_load_explicit(&store_disk_failing, memory_order_relaxed))
+		return KV_IO;
 	return s->ops->flush(s);
 }
 

@@ -24,6 +24,7 @@
  * and UPDATED_NEW the updated paths of either (UPDATE only); with a failed
  * condition, the old item when the request asks for it.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,6 +174,30 @@ write_commit(node *n, part *p, const table *t, const uint8_t *key,
 	return rv;
 }
 
+/*
+ * The planted faults of a single-item write (plant.h): whether this one
+ * is to be answered without being written; stale-read keeps old (the
+ * record being replaced, NULL: none) on the way.
+ */
+static bool
+planted(node *n, const rpc_request *req, const uint8_t *old,
+    size_t old_len)
+{
+	if (n->plant.kind == PLANT_NONE)
+		return false;
+	if ((req->op == RPC_PUT || req->op == RPC_UPDATE) &&
+	    plant_fire(&n->plant, PLANT_STALE_READ))
+		plant_keep(&n->plant, req->key, req->key_len, old, old_len);
+	if ((req->op == RPC_PUT && plant_fire(&n->plant, PLANT_LOSE_ACK)) ||
+	    (req->op == RPC_UPDATE && plant_fire(&n->plant, PLANT_DUP_ID))) {
+		fprintf(stderr, "kv-node %u: PLANTED FAULT: a %s answered as "
+		    "done and not written\n", n->index,
+		    req->op == RPC_PUT ? "PutItem" : "UpdateItem");
+		return true;
+	}
+	return false;
+}
+
 kv_err
 write_run_end(node *n, write_run *r)
 {
@@ -248,7 +273,8 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 	 * next write would need the record.
 	 */
 	bool blind = req->op == RPC_PUT && req->condition == NULL &&
-	    req->return_values == RPC_RETURN_NONE;
+	    req->return_values == RPC_RETURN_NONE &&
+	    n->plant.kind != PLANT_STALE_READ; /* it keeps the old record */
 	bool size_known = false;
 	uint32_t old_size = 0;
 	/*
@@ -372,6 +398,8 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 	} else if (!found) {
 		goto unlock; /* deleting a missing item changes nothing */
 	}
+	if (planted(n, req, found ? old : NULL, old_len))
+		goto unlock; /* answered as done, not written (plant.h) */
 	uint64_t items = items0 + (found ? 0 : 1) - (new_v == NULL ? 1 : 0);
 	uint64_t bytes = bytes0 + size - old_size;
 	if (in_run) {

@@ -125,7 +125,11 @@ commit_one(node *n, const prepared *x, arena *a)
 	if (rv == KV_OK)
 		rv = store_batch_add(&b, STORE_DELETE, x->tk, TXN_KEY_LEN, NULL,
 		    0);
-	if (rv == KV_OK && (found || x->kind == TXN_PUT))
+	if (rv == KV_OK && plant_fire(&n->plant, PLANT_TXN_HALF)) {
+		fprintf(stderr, "kv-node %u: PLANTED FAULT: a committed "
+		    "action dropped\n", n->index);
+		rv = store_write(n->st, &b); /* its prepared record only */
+	} else if (rv == KV_OK && (found || x->kind == TXN_PUT))
 		rv = write_commit(n, p, indexed, x->key, x->kl,
 		    found ? &old_item : NULL, found ? record_size(old) : 0,
 		    x->kind == TXN_PUT ? &new_item : NULL,

@@ -33,7 +33,9 @@ index-drop (gsi). N is the event it fires at (50 unless given).
 
 `soak` runs the experiments (all unless --experiments) one after the
 other, each for a few minutes with a new seed, until --minutes pass, and
-prints the totals: runs, operations checked, faults injected, violations.
+prints the totals: runs, operations checked, faults injected, violations,
+and every count each checker reported, summed (also in soak.json);
+`totals FOLDER` prints them again for a soak's folder.
 """
 
 import argparse
@@ -199,8 +201,6 @@ def cmd_soak(args):
     end = time.monotonic() + args.minutes * 60
     root = args.out or os.path.join(REPO, ".kv", "chaos",
                                     "soak-" + time.strftime("%Y%m%d-%H%M%S"))
-    totals = {"runs": 0, "operations": 0, "ok": 0, "info": 0, "faults": {},
-              "violations": 0, "failed_runs": []}
     i = 0
     while time.monotonic() < end:
         name = names[i % len(names)]
@@ -213,23 +213,45 @@ def cmd_soak(args):
         out = os.path.join(root, "%03d-%s" % (i, name))
         s = run_one(exps[name], run_args, out)
         print(report.closing_line(s), flush=True)
-        totals["runs"] += 1
-        totals["operations"] += s["operations"]["operations"]
-        totals["ok"] += s["operations"]["ok"]
-        totals["info"] += s["operations"]["info"]
+    return print_totals(root, args.minutes)
+
+
+def print_totals(root, minutes=None):
+    """Sums the summaries of the runs under root (a soak's folder) into
+    root/soak.json and one line; 0 when no run had a violation."""
+    t = {"runs": 0, "seconds": 0.0, "operations": 0, "ok": 0, "info": 0,
+         "faults": {}, "checkers": {}, "violations": 0, "failed_runs": []}
+    for path in sorted(glob.glob(os.path.join(root, "*", "summary.json"))):
+        with open(path) as f:
+            s = json.load(f)
+        t["runs"] += 1
+        t["seconds"] += s["seconds"]
+        for k in ("operations", "ok", "info"):
+            t[k] += s["operations"][k]
         for k, v in s["faults"].items():
-            totals["faults"][k] = totals["faults"].get(k, 0) + v
-        totals["violations"] += s["violations"]
+            t["faults"][k] = t["faults"].get(k, 0) + v
+        # Every count a checker reports, summed over its runs.
+        for name, v in s["checkers"].items():
+            d = t["checkers"].setdefault(name, {"runs": 0, "invalid": 0})
+            d["runs"] += 1
+            d["invalid"] += v["valid"] is not True
+            for k, x in v.items():
+                if isinstance(x, int) and not isinstance(x, bool):
+                    d[k] = d.get(k, 0) + x
+        t["violations"] += s["violations"]
         if not s["passed"]:
-            totals["failed_runs"].append(out)
+            t["failed_runs"].append(os.path.dirname(path))
     with open(os.path.join(root, "soak.json"), "w") as f:
-        json.dump(totals, f, indent=1, sort_keys=True)
-    faults = ",".join("%s:%d" % kv for kv in sorted(totals["faults"].items()))
-    print("chaos soak: minutes=%g runs=%d ops=%d ok=%d info=%d faults=%s "
-          "violations=%d" % (args.minutes, totals["runs"],
-                             totals["operations"], totals["ok"],
-                             totals["info"], faults, totals["violations"]))
-    return 0 if totals["violations"] == 0 else 1
+        json.dump(t, f, indent=1, sort_keys=True)
+    faults = ",".join("%s:%d" % kv for kv in sorted(t["faults"].items()))
+    print("chaos soak: %sruns=%d seconds=%d ops=%d ok=%d info=%d faults=%s "
+          "violations=%d" % ("minutes=%g " % minutes if minutes else "",
+                             t["runs"], t["seconds"], t["operations"],
+                             t["ok"], t["info"], faults, t["violations"]))
+    for name, d in sorted(t["checkers"].items()):
+        print("  %s: %s" % (name, " ".join(
+            "%s=%d" % kv for kv in sorted(d.items()))))
+    return 0 if t["violations"] == 0 else 1
 
 
 def main(argv=None):
@@ -251,7 +273,11 @@ def main(argv=None):
     s.add_argument("--seed", type=int, default=1)
     s.add_argument("--run-seconds", type=float, default=120.0)
     s.add_argument("--out")
+    t = sub.add_parser("totals", help="sum up a soak's folder again")
+    t.add_argument("folder")
     args = ap.parse_args(argv)
+    if args.cmd == "totals":
+        return print_totals(args.folder)
     return {"list": cmd_list, "run": cmd_run, "soak": cmd_soak}[args.cmd](args)
 
 

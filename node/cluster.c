@@ -9,6 +9,7 @@
  * writes it, a /metrics scrape reads it.
  */
 #include "cluster.h"
+#include "clock.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -49,14 +50,6 @@ struct cluster_state {
 	feed_sub *feed;
 	health *health;
 };
-
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 uint64_t
 cluster_catalog_version(node *n)
@@ -198,7 +191,7 @@ health_round(node *n, health *h)
 	surveyor_ask(h->sv, SURVEY_STATS, 0, HEALTH_DEADLINE_MS, &a, res);
 	/* The same answers say what the PROVISIONED tables use. */
 	reshape_borrow(n, h->targets, res, h->n);
-	int64_t now = mono_ms();
+	int64_t now = clock_mono_ms();
 	pthread_mutex_lock(&h->mu);
 	for (size_t i = 0; i < h->n; i++) {
 		member_health *s = &h->seen[i];
@@ -302,7 +295,7 @@ cluster_write_health(node *n, FILE *f)
 		{ "kv_cluster_member_silent_seconds", "Time since the member "
 		    "last answered a survey." },
 	};
-	int64_t now = mono_ms();
+	int64_t now = clock_mono_ms();
 	pthread_mutex_lock(&h->mu);
 	for (int k = 0; k < 3; k++) {
 		fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", fams[k][0],

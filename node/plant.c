@@ -2,6 +2,7 @@
  * plant.c — planted faults (plant.h).
  */
 #include "plant.h"
+#include "clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,14 +44,6 @@ plant_parse(plant *p, const char *spec)
 	return KV_EINVAL;
 }
 
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void
 plant_keep(plant *p, const uint8_t *key, size_t key_len,
     const uint8_t *rec, size_t rec_len)
@@ -72,7 +65,7 @@ plant_keep(plant *p, const uint8_t *key, size_t key_len,
 		p->rec = r;
 		p->rec_len = rec_len;
 		p->held = true;
-		p->held_ms = now_ms();
+		p->held_ms = clock_mono_ms();
 		k = r = NULL;
 	}
 	pthread_mutex_unlock(&p->mu);
@@ -90,7 +83,7 @@ plant_stale(plant *p, const uint8_t *key, size_t key_len, uint8_t **rec,
 	pthread_mutex_lock(&p->mu);
 	if (p->held && !p->served && p->key_len == key_len &&
 	    memcmp(p->key, key, key_len) == 0 &&
-	    now_ms() - p->held_ms >= 100) {
+	    clock_mono_ms() - p->held_ms >= 100) {
 		p->served = take = true;
 		*rec = p->rec;
 		*rec_len = p->rec_len;

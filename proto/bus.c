@@ -2,6 +2,7 @@
  * bus.c — nng's errors and the cluster's socket options (see bus.h).
  */
 #include "bus.h"
+#include "clock.h"
 
 #include <stdio.h>
 #include <time.h>
@@ -87,7 +88,5 @@ bus_now_us(void)
 int64_t
 bus_mono_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return clock_mono_ms();
 }

@@ -22,6 +22,7 @@
  * between calls. A call holds no lock while it does I/O.
  */
 #include "rpc.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -56,14 +57,6 @@ struct rpc_client {
 	atomic_bool ever;   /* connected at least once */
 	struct timespec opened;
 };
-
-static int64_t
-now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t) t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
 
 kv_err
 rpc_parse_url(const char *url, struct sockaddr_storage *sa, socklen_t *len)
@@ -140,7 +133,7 @@ static bool
 wait_fd(int fd, short ev, int64_t deadline)
 {
 	for (;;) {
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - clock_mono_ms();
 		if (left <= 0)
 			return false;
 		struct pollfd p = { .fd = fd, .events = ev };
@@ -228,9 +221,9 @@ take(rpc_client *c, int64_t deadline, pconn *out)
 	pthread_mutex_unlock(&c->mu);
 
 	bool young = !atomic_load(&c->ever) &&
-	    now_ms() - ((int64_t) c->opened.tv_sec * 1000 +
+	    clock_mono_ms() - ((int64_t) c->opened.tv_sec * 1000 +
 	    c->opened.tv_nsec / 1000000) < 3000;
-	int64_t until = young ? deadline : now_ms() + 150;
+	int64_t until = young ? deadline : clock_mono_ms() + 150;
 	if (until > deadline)
 		until = deadline;
 	for (;;) {
@@ -240,7 +233,7 @@ take(rpc_client *c, int64_t deadline, pconn *out)
 			*out = (pconn) { .fd = fd, .timeout_ms = 0 };
 			return true;
 		}
-		if (now_ms() >= until)
+		if (clock_mono_ms() >= until)
 			return false;
 		usleep(5000);
 	}
@@ -331,7 +324,7 @@ rpc_call(rpc_client *c, const rpc_request *req, arena *a,
 	memset(resp, 0, sizeof(*resp));
 	if (timeout_ms < 1)
 		timeout_ms = 1;
-	if (!take(c, now_ms() + timeout_ms, &pc))
+	if (!take(c, clock_mono_ms() + timeout_ms, &pc))
 		return KV_UNAVAILABLE;
 	if ((rv = wire_pack_request(req, &body, &len)) != KV_OK) {
 		give_back(c, pc);

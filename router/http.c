@@ -53,6 +53,7 @@
  */
 #define _GNU_SOURCE
 #include "http.h"
+#include "clock.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -126,14 +127,6 @@ buf_fini(buf *b)
 {
 	free(b->p);
 	memset(b, 0, sizeof(*b));
-}
-
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* CRC-32 (the polynomial zlib uses), eight bytes a step. */
@@ -893,7 +886,7 @@ to_node(hconn *c, call *q)
 		return conn_done(c, &rp, JSON_TYPE);
 	}
 	q->c = c;
-	q->deadline_ms = now_ms() + l->h->r->call_timeout_ms;
+	q->deadline_ms = clock_mono_ms() + l->h->r->call_timeout_ms;
 	uint8_t h4[4] = { (uint8_t) len, (uint8_t) (len >> 8),
 		(uint8_t) (len >> 16), (uint8_t) (len >> 24) };
 	buf_add(&k->out, h4, 4);
@@ -915,7 +908,7 @@ to_node(hconn *c, call *q)
 static void
 links_expire(loop *l)
 {
-	int64_t now = now_ms();
+	int64_t now = clock_mono_ms();
 	for (size_t i = 0; i < l->h->r->cfg.n_nodes; i++) {
 		nlink *k = &l->links[i];
 		if (k->head != NULL && k->head->deadline_ms <= now)

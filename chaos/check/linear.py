@@ -2,17 +2,16 @@
 linearizable, key by key?
 
 A history is what the clients saw: for each operation, when it was
-invoked (start), when its answer arrived (end) and what the answer was
-(type ok, fail or info; the value read). It is linearizable when every
-operation can be given one instant inside its interval at which it took
-effect, such that applying the operations one after the other in that
-order to a single register explains every answer: each read returns the
-value of the last write or successful compare-and-set before it (null
-before any), and each compare-and-set that succeeded found the value it
-expected. A valid verdict is a proof: the search found such an order.
-An invalid verdict is a proof too, because the search tried every order
-the intervals allow (up to orders it had already shown to lead nowhere,
-see below); its report names the operation no order could place.
+invoked (start), when its answer arrived (end) and the answer (type ok,
+fail or info; the value read). It is linearizable when each operation
+can be given one instant inside its interval at which it took effect,
+such that applying the operations one after the other in that order to
+a single register explains every answer: each read returns the value of
+the last write or successful cas before it (null before any), and each
+cas answered ok found the value it expected. A valid verdict is a proof:
+the search found such an order. An invalid verdict is one too: the
+search ruled out every order the intervals allow, and the report names
+the operation no order could place.
 
 Keys are independent registers, and linearizability is compositional:
 a history is linearizable exactly when the sub-history of each key is.
@@ -22,57 +21,78 @@ The search is Wing and Gong's, with Lowe's memoization. The calls and
 returns of one key's operations form a doubly linked list in time order
 (a call before a return of the same instant: operations that merely
 touch count as concurrent, so the checker never blames a tie). The
-operations that may take effect next are those whose call comes before
-the first return still in the list: none of them can have been answered
-before any of the others was invoked. The search walks the list from
-its head: at a call it applies that operation to the register; if the
-answer matches, it records the step on a stack, takes the operation's
-call and return out of the list and starts again from the head. At a
-return, the operation it belongs to could not be placed before its
-answer in this order, so the search undoes its last step (puts that
-operation back, restores the register) and tries the next candidate
-after it. It ends when every operation answered ok is placed (valid)
-or when there is nothing left to undo (invalid). Lowe's addition: two
-partial orders that placed the same set of operations and left the
-register with the same value have the same futures, so the search
-remembers each (set, value) pair it reached, the set a bitset in a
-Python int, and never explores one twice. That turns an exponential
-search into one bounded by the number of such pairs, which for a real
-history is close to the number of operations times the concurrency.
-The stack is a list, not Python recursion, so histories thousands of
-operations long are fine.
+operations that may take effect next, the candidates, are those whose
+call comes before the first return still in the list: none of them can
+have been answered before any other unplaced one was invoked. The
+search tries them one by one, the one answered first first (it is the
+one that has to be placed soonest, and that order is most often right):
+it applies one to the register and, if the answer matches, records the
+step on a stack, takes the operation's call and return out of the list
+and starts again with the new candidates. When no candidate fits, the
+first return's operation cannot be placed before its answer in this
+order, so the search undoes its last step (puts that operation back,
+restores the register) and tries the next candidate of the
+configuration before it. It ends when every operation answered ok is
+placed (valid) or when there is nothing left to undo (invalid). Lowe's
+addition: two partial orders that placed the same operations and left
+the register with the same value have the same futures, so the search
+remembers each configuration (operations placed, as bits of a Python
+int, and value) it reached, and never explores one twice. The stack is
+a list, not Python recursion, so histories thousands of operations long
+are fine.
 
-A fail answer (a compare-and-set whose condition failed, a throttled or
-refused write) means the operation certainly did not take effect, and
-it has no effect on the register, so it is dropped before the search,
-as Jepsen's Knossos does; were it kept, nothing about it would change.
-An info answer (a timeout, a lost connection) means the outcome is
-unknown: the operation may have taken effect once at any instant after
-its start, even after the client gave up on it, or never. An info read
-tells nothing and is dropped. An info write or compare-and-set has a
-call and no return in the list: the search may place it at any point
-after its call, like any other candidate, but never has to, and the
-history is valid once every ok operation is placed, whichever info
-operations were. Each info operation can double the pairs the search
-may meet, so a history with many of them per key can exceed the budget
-(max_states pairs per key): that key is then reported unknown rather
-than checked.
+Three rules cut the search without changing its verdict. A candidate
+read that returns the register's current value (or a cas from that
+value to itself) is placed at once, without trying the other candidates,
+and if that fails so does the configuration: it changes nothing, and
+nothing unplaced had to come before it, so any order that places it
+later can place it now instead. An operation of unknown outcome is
+tried only after the ok candidates, and only when it changes the value
+to one that a candidate would observe (a read returning it, a cas
+expecting it): one that is overwritten before anyone looks can be left
+out of any order. And a configuration is skipped when one with the same
+operations answered ok placed and the same value, but fewer operations
+of unknown outcome placed (none, or one fewer), has already failed: an
+operation of unknown outcome only removes choices once placed.
+
+A fail answer (a cas whose condition failed, a throttled or refused
+write) means the operation certainly did not take effect, so it has no
+place in the order and is dropped before the search, as Jepsen's
+Knossos does. (A failed cas also says that the register differed from
+the value it expected at some instant of its interval; that is not
+checked.) An info answer (a timeout, a lost connection) means the
+outcome is unknown: the operation may have taken effect once at any
+instant after its start, even after the client gave up on it, or
+never. An info read tells nothing and is dropped. An info write or cas
+has a call and no return: the search may place it at any point after
+its call, but never has to, and the history is valid once every ok
+operation is placed.
+
+The cost is the number of configurations met. For a history that is
+linearizable the first orders tried are mostly right: with ten clients
+on one key, two or three configurations per operation. For one that is
+not, the search has to rule out every order up to the failure. Either
+way the configurations multiply with the operations of a key that
+overlap in time (beyond fifteen or twenty at once it gets slow) and,
+for a history that is not linearizable, with each operation of unknown
+outcome whose value some read could observe (above all when the same
+values are written again and again). A search that reaches max_states
+configurations stops, and the key is reported unknown.
 
 When a key is not linearizable, the report gives the operation that
-blocked the longest partial order found (the one with the most
-operations placed): in it, every candidate before the first remaining
-return was refused, and that return's operation is a read or a
-compare-and-set (a write is never refused) which no value the register
-could hold during its interval explains. state_before is the
-register's value at the end of that partial order; the message lists
-every value the register could have had while the operation might have
-taken effect, over all the orders explored.
+blocked the longest partial order found (the one with the most ok
+operations placed). In it every candidate was refused, so that
+operation is a read or a cas, one that no value the register could
+hold during its interval explains; state_before is the register's value
+at the end of that partial order, and the message lists every value the
+register could have had while the operation might have taken effect,
+over all the orders explored.
 
   python3 chaos/check/linear.py HISTORY.jsonl [--max-states N]
 
 prints the result as JSON and exits 0 when valid, 1 when not, 2 when
-some key was too large to decide. check() and check_file() are for
-tests and other tools.
+some key could not be decided within the budget. check() and
+check_file() are for tests and other tools.
 """
 
 import argparse
@@ -145,21 +165,24 @@ def _search(req, info, max_states, watch=-1):
 
     # The configuration: the ok operations placed (every index below w,
     # and w + b for each bit b of rel), the info operations placed (bit
-    # j of placed_info: info[j]) and the register's value. A stack entry
-    # is a step taken: (call entry, or -1 - j for info[j]; the
-    # configuration before it; for info, the return it was tried
-    # before; whether it was forced).
+    # j of placed_info: info[j]) and the register's value. Its
+    # candidates: cands (ok operations other than reads, in the order
+    # they are tried), ci the next to try, ret the first return in the
+    # list, j the next info operation to try. A stack entry is a step
+    # taken: (req index, or -1 - j for info[j]; the configuration before
+    # it and where its candidates stood; whether it was forced).
     remaining = n
     rel, w, placed_info, state = 0, 0, 0, None
+    cands, ci, ret, j = (), 0, 0, 0
     cache = set()
     stack = []
     best_remaining, best = n + 1, None
     refused, accepted = set(), set()
-    entry, jfrom, fresh = nxt[0], 0, True
+    fresh = True
     while True:
         if remaining == 0:
             return True, None, (refused, accepted)
-        dead = False
+        push = None
         if fresh:
             # A configuration just reached. An ok read that may come next
             # and returns the register's value can be placed now: any
@@ -170,83 +193,84 @@ def _search(req, info, max_states, watch=-1):
             # from a value to itself.
             fresh = False
             e = nxt[0]
+            others = []
+            # The walk meets a return before the end of the list: an ok
+            # operation not yet placed has its return after its call.
             while e & 1:
                 op = e >> 1
-                if state == ra[op] and rk[op] != WRITE and (
-                        rk[op] == READ or rb[op] == state):
+                if rk[op] == WRITE:
+                    others.append(op)
+                elif state == ra[op] and (rk[op] == READ or
+                                          rb[op] == state):
                     break
+                else:
+                    if op == watch:
+                        refused.add(state)
+                    if rk[op] == CAS:
+                        others.append(op)
                 e = nxt[e]
             if e & 1:
                 if op == watch:
                     accepted.add(state)
-                nrel, nw = rel | (1 << (op - w)), w
-                if nrel & 1:
-                    t = ((nrel + 1) & ~nrel).bit_length() - 1
-                    nrel >>= t
-                    nw += t
-                base = nrel << n_info
-                conf = (base | placed_info, nw, state)
-                if conf in cache or (placed_info and _dominated(
-                        cache, base, nw, state, placed_info, ())):
-                    dead = True
-                else:
-                    cache.add(conf)
-                    if len(cache) > max_states:
-                        return None, None, (refused, accepted)
-                    stack.append((e, state, rel, w, placed_info, 0, True))
-                    rel, w = nrel, nw
-                    _unlink(nxt, prv, e)
-                    remaining -= 1
-                    entry, jfrom, fresh = nxt[0], 0, True
-                    continue
-
-        if not dead and entry & 1:
-            # A call: try placing its operation here.
-            op = entry >> 1
-            k = rk[op]
-            if k == WRITE:
-                ok, new = True, ra[op]
+                push = op, state, True
             else:
-                ok, new = state == ra[op], rb[op]
-            if op == watch:
-                (accepted if ok else refused).add(state)
-            if ok and k != READ:
-                nrel, nw = rel | (1 << (op - w)), w
-                if nrel & 1:
-                    t = ((nrel + 1) & ~nrel).bit_length() - 1
-                    nrel >>= t
-                    nw += t
-                base = nrel << n_info
-                conf = (base | placed_info, nw, new)
-                # Skipped when reached before, or when reached before
-                # with no info operation placed: a placed info operation
-                # only removes choices (it could also never happen).
-                if conf not in cache and not (placed_info and _dominated(
-                        cache, base, nw, new, placed_info, ())):
-                    cache.add(conf)
-                    if len(cache) > max_states:
-                        return None, None, (refused, accepted)
-                    stack.append((entry, state, rel, w, placed_info, 0,
-                                  False))
-                    state, rel, w = new, nrel, nw
-                    _unlink(nxt, prv, entry)
-                    remaining -= 1
-                    entry, jfrom, fresh = nxt[0], 0, True
-                    continue
-            entry = nxt[entry]
-            continue
+                cands, ci, ret, j = others, 0, e, 0
+                if len(others) > 1:
+                    others.sort(key=ends.__getitem__)
+                if remaining < best_remaining:
+                    best_remaining, best = remaining, ((e - 1) >> 1, state)
 
-        if not dead:
-            # The first return still in the list (an ok operation not yet
-            # placed has its return further on, so the walk meets one
-            # before the end of the list). Every ok operation that could
-            # come next was tried; now the info operations invoked before
-            # this return, those that would change the register.
-            op = (entry - 1) >> 1
-            if jfrom == 0 and remaining < best_remaining:
-                best_remaining, best = remaining, (op, state)
-            limit = ends[op]
-            j = jfrom
+        if push is None:
+            # Try the next candidate: writes, and cas that find their
+            # value.
+            while ci < len(cands):
+                op = cands[ci]
+                ci += 1
+                if rk[op] == WRITE:
+                    push = op, ra[op], False
+                    break
+                if state == ra[op]:
+                    if op == watch:
+                        accepted.add(state)
+                    push = op, rb[op], False
+                    break
+                if op == watch:
+                    refused.add(state)
+
+        if push is not None:
+            op, new, forced = push
+            nrel, nw = rel | (1 << (op - w)), w
+            if nrel & 1:
+                t = ((nrel + 1) & ~nrel).bit_length() - 1
+                nrel >>= t
+                nw += t
+            base = nrel << n_info
+            conf = (base | placed_info, nw, new)
+            # Skipped when reached before, or when a configuration it
+            # is dominated by failed (_dominated).
+            if conf not in cache and not (placed_info and _dominated(
+                    cache, base, nw, new, placed_info, ())):
+                cache.add(conf)
+                if len(cache) > max_states:
+                    return None, None, (refused, accepted)
+                stack.append((op, state, rel, w, placed_info, cands, ci, ret,
+                              j, forced))
+                state, rel, w = new, nrel, nw
+                _unlink(nxt, prv, 2 * op + 1)
+                remaining -= 1
+                fresh = True
+                continue
+            if not forced:
+                continue
+            # A forced step that leads where the search failed before:
+            # this configuration fails.
+
+        else:
+            # Every ok operation that could come next was tried; now the
+            # info operations invoked before the first return, those
+            # that would change the register to a value a candidate
+            # would observe.
+            limit = ends[(ret - 1) >> 1]
             path = seen = None
             while j < n_info and istart[j] <= limit:
                 bit = 1 << j
@@ -276,11 +300,11 @@ def _search(req, info, max_states, watch=-1):
                 cache.add(conf)
                 if len(cache) > max_states:
                     return None, None, (refused, accepted)
-                stack.append((-1 - j, state, rel, w, placed_info, entry,
-                              False))
+                stack.append((-1 - j, state, rel, w, placed_info, cands, ci,
+                              ret, j + 1, False))
                 placed_info |= bit
                 state = new
-                entry, jfrom, fresh = nxt[0], 0, True
+                fresh = True
                 continue
 
         # Nothing fits here: undo the last step, and the one before it
@@ -288,17 +312,13 @@ def _search(req, info, max_states, watch=-1):
         while True:
             if not stack:
                 return False, best, (refused, accepted)
-            e, state, rel, w, placed_info, back, forced = stack.pop()
-            if e >= 0:
-                _relink(nxt, prv, e)
+            (op, state, rel, w, placed_info, cands, ci, ret, j,
+             forced) = stack.pop()
+            if op >= 0:
+                _relink(nxt, prv, 2 * op + 1)
                 remaining += 1
             if not forced:
                 break
-        if e < 0:
-            # An info operation: try the next one before the same return.
-            entry, jfrom = back, -e
-        else:
-            entry, jfrom = nxt[e], 0
 
 
 def _unlink(nxt, prv, e):
@@ -325,7 +345,7 @@ def _relink(nxt, prv, e):
 
 
 def _observers(nxt, rk, ra, ik, ia, istart, placed_info, limit):
-    """The values that an operation which may come next would observe: those
+    """The values an operation that may come next would observe: those
     the ok reads and cas among the candidates expect, and those the info
     cas not placed yet and invoked before limit expect."""
     seen = set()
@@ -399,15 +419,18 @@ def check_key(key, recs, max_states=2_000_000):
     _, _, (refused, accepted) = _search(req, info, max_states, watch=op)
     rec = req_recs[op]
     lo, hi = req[op][3], req[op][4]
-    concurrent = [r for r in recs
-                  if r is not rec and float(r["start"]) < hi and lo < _end(r)]
+    concurrent = [r for r in recs if r is not rec and
+                  float(r["start"]) <= hi and
+                  lo <= (math.inf if r["type"] == "info" else _end(r))]
     vals = sorted(refused | accepted, key=lambda v: (v is not None, v))
     could = " or ".join(_fmt_value(v) for v in vals) or "nothing"
-    msg = "%s at %s-%s but the register could only be %s" % (
-        _describe(rec), _fmt_time(lo), _fmt_time(rec.get("end")), could)
+    what = "%s at %s-%s" % (_describe(rec), _fmt_time(lo),
+                            _fmt_time(rec.get("end")))
     if accepted:
-        msg += ("; the orders where it fits cannot place the operations"
-                " that follow")
+        msg = ("%s fits no order that can also place the operations after"
+               " it (the register could be %s)" % (what, could))
+    else:
+        msg = "%s but the register could only be %s" % (what, could)
     return False, {"key": key, "op": rec, "state_before": state,
                    "concurrent": concurrent[:MAX_CONCURRENT],
                    "message": msg}
@@ -426,6 +449,8 @@ def check(ops, max_states=2_000_000):
             continue
         if r["type"] not in ("ok", "info"):
             raise ValueError("unknown answer type %r" % (r["type"],))
+        if r["type"] == "ok" and _end(r) < float(r["start"]):
+            raise ValueError("operation ends before it starts: %r" % (r,))
         by_key.setdefault(r["key"], []).append(r)
     anomalies, unknown = [], []
     n = 0

@@ -12,7 +12,8 @@ listens on. kv-admin uses the real file and is never cut off: the
 runner's view of the cluster stays clear whatever the links do.
 
 Processes are named "node0".."node2" and "router0"; faults on them
-(kill -9, restart, SIGSTOP/SIGCONT, a failing disk) go through the methods below, which
+(kill -9, restart, SIGSTOP/SIGCONT, a failing disk, a skewed clock)
+go through the methods below, which
 also keep track of what is down, so that the end of a run can bring
 everything back.
 
@@ -37,6 +38,7 @@ from cluster import Cluster  # noqa: E402
 from lab.proxy import Links  # noqa: E402
 
 NODE_SPAN = 4  # a node's request port and its three nng ports
+FAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 
 
 class LabCluster(Cluster):
@@ -55,6 +57,7 @@ class LabCluster(Cluster):
         self.down = set()    # names of processes killed and not restarted
         self.paused = set()  # names of processes stopped with SIGSTOP
         self.failing = set()  # nodes whose disk fails (node/store.h)
+        self.skewed = set()  # processes running on a faked clock
         real = {}
         lines = open(self.config).read().splitlines()
         for i, line in enumerate(lines):
@@ -149,12 +152,38 @@ class LabCluster(Cluster):
         self.proc(name).signal(signal.SIGUSR2)
         self.failing.discard(name)
 
+    def skew(self, name, spec):
+        """Starts process name again (kill -9 first) on a clock of
+        libfaketime's: spec is its FAKETIME, such as "+5m" (five
+        minutes ahead) or "+0 x3" (three times as fast). Its wall and
+        monotonic clocks both follow it, and its timed waits."""
+        if not os.path.exists(FAKETIME):
+            raise RuntimeError("%s is missing (Debian's libfaketime; "
+                               "./kv build installs it)" % FAKETIME)
+        if name not in self.down:
+            self.kill(name)
+        p = self.proc(name)
+        p.env = dict(os.environ, LD_PRELOAD=FAKETIME, FAKETIME=spec,
+                     FAKETIME_NO_CACHE="1")
+        self.restart(name)
+        self.skewed.add(name)
+
+    def unskew(self, name):
+        """Starts process name again on the real clock."""
+        if name not in self.down:
+            self.kill(name)
+        self.proc(name).env = None
+        self.restart(name)
+        self.skewed.discard(name)
+
     def restore(self, timeout=60.0):
         """Heals every link, resumes and restarts every process, and
         waits until the cluster answers again."""
         self.links.heal()
         for n in list(self.failing):
             self.disk_heal(n)
+        for n in list(self.skewed):
+            self.unskew(n)
         for n in list(self.paused):
             self.resume(n)
         for n in list(self.down):

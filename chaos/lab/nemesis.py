@@ -16,6 +16,13 @@ per line, "#" to the end of a line a comment:
     disk node                a node's disk starts failing: every store
                              write refuses (node/store.h), reads go on
     disk-heal                every failing disk works again
+    skew node +0 x3          start a process again (kill -9 first) on a
+                             clock of libfaketime's: the words after the
+                             target are its FAKETIME, an offset ("+5m",
+                             "-30s") and optionally a rate ("x3": three
+                             times as fast, "x0.5": half)
+    skew-heal                every skewed process started again on the
+                             real clock
     isolate node             cut one process off from every other, both
                              ways (its links black-holed)
     partition node0 router0 / node1 node2
@@ -33,6 +40,7 @@ everything before the checkers read.
 """
 
 import math
+import re
 
 
 class ExperimentError(Exception):
@@ -40,7 +48,9 @@ class ExperimentError(Exception):
 
 
 STEPS = {"wait", "kill", "restart", "pause", "resume", "isolate",
-         "partition", "link", "heal", "disk", "disk-heal"}
+         "partition", "link", "heal", "disk", "disk-heal", "skew",
+         "skew-heal"}
+SKEW = re.compile(r"[+-]\d+(\.\d+)?[smhdy]?( x\d+(\.\d+)?)?$")
 MODES = {"ok", "delay", "drop", "drop-out", "drop-back", "reset"}
 
 
@@ -80,8 +90,13 @@ def parse(text, name="experiment"):
             steps.append(("wait", span))
         elif w[0] in ("kill", "pause", "isolate", "disk") and len(w) == 2:
             steps.append((w[0], w[1]))
-        elif w[0] in ("restart", "resume", "heal", "disk-heal") and \
-                len(w) == 1:
+        elif w[0] == "skew" and len(w) >= 3:
+            spec = " ".join(w[2:])
+            if not SKEW.match(spec):
+                bad("skew takes an offset and a rate, such as +0 x3")
+            steps.append(("skew", w[1], spec))
+        elif w[0] in ("restart", "resume", "heal", "disk-heal",
+                      "skew-heal") and len(w) == 1:
             steps.append((w[0],))
         elif w[0] == "partition" and "/" in w:
             cut = w.index("/")
@@ -175,6 +190,15 @@ class Nemesis:
             for name in sorted(c.failing):
                 c.disk_heal(name)
             self._close({"disk"})
+        elif kind == "skew":
+            name = c.pick(step[1], self.rng)
+            if name:
+                c.skew(name, step[2])
+                self._note("skew", name, faketime=step[2])
+        elif kind == "skew-heal":
+            for name in sorted(c.skewed):
+                c.unskew(name)
+            self._close({"skew"})
         elif kind == "isolate":
             name = c.pick(step[1], self.rng)
             if name:

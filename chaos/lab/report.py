@@ -23,7 +23,7 @@ BIN = 0.25  # seconds per point of the timeline
 COLOURS = {"kill": "#d62728", "pause": "#ff7f0e", "isolate": "#9467bd",
            "partition": "#8c564b", "link-delay": "#17becf",
            "link-drop": "#9467bd", "link-drop-out": "#e377c2",
-           "link-drop-back": "#e377c2", "link-reset": "#7f7f7f", "disk": "#bcbd22"}
+           "link-drop-back": "#e377c2", "link-reset": "#7f7f7f", "disk": "#bcbd22", "skew": "#1f77b4"}
 
 
 def summary(exp, args, hist, verdicts, injected, seconds):

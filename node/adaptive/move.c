@@ -3,6 +3,7 @@
  * source's write set and verbs, and the target's steps.
  */
 #include "move.h"
+#include "clock.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -574,20 +575,12 @@ pull(node *n, const move_in *m, rpc_op op, const rpc_request *req,
 	return rv;
 }
 
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 kv_err
 move_call(node *n, uint32_t i, const rpc_request *req, arena *a,
     rpc_response *resp, int timeout_ms)
 {
 	kv_err rv;
-	int64_t end = mono_ms() + MOVE_RECONNECT_MS;
+	int64_t end = clock_mono_ms() + MOVE_RECONNECT_MS;
 	for (;;) {
 		memset(resp, 0, sizeof(*resp));
 		if (i == n->index) {
@@ -595,7 +588,7 @@ move_call(node *n, uint32_t i, const rpc_request *req, arena *a,
 			return resp->code;
 		}
 		rv = cluster_tell_ms(n, i, req, a, resp, timeout_ms);
-		if (rv != KV_UNAVAILABLE || mono_ms() >= end)
+		if (rv != KV_UNAVAILABLE || clock_mono_ms() >= end)
 			break;
 		struct timespec ts = { 0, 50 * 1000000L };
 		nanosleep(&ts, NULL);

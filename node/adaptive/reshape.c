@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "bytes.h"
+#include "clock.h"
 #include "catalog_int.h"
 #include "catalog_node.h"
 #include "cluster.h"
@@ -996,14 +997,6 @@ out:
 /* A partition that used this share of its rate is hungry too. */
 #define BORROW_HUNGRY 0.9
 
-static int64_t
-now_ms_mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static const part_stats *
 stats_of(const survey_result *res, size_t count,
     const survey_target *targets, uint32_t node, uint32_t tid, uint32_t pid)
@@ -1088,7 +1081,7 @@ reshape_borrow(node *n, const survey_target *targets,
 	pthread_mutex_unlock(&cs->mu);
 	if (rv != KV_OK)
 		return;
-	int64_t now = now_ms_mono();
+	int64_t now = clock_mono_ms();
 	double dt = (double) (now - cs->prev_ms) / 1e3;
 	bool rates_ok = cs->prev_ms != 0 && dt > 0.2 && dt < 5;
 	size_t n_parts = 0;

@@ -203,6 +203,9 @@ def test_parse_full():
     ("wait inf", 3, "bad range"),
     ("wait 1-nan", 3, "bad range"),
     ("link router0 node1 drop 200", 3, "only delay takes"),
+    ("skew node1 fast", 3, "skew takes"),
+    ("skew node1 +0 x3 x4", 3, "skew takes"),
+    ("skew node1", 3, "not a statement"),
 ])
 def test_parse_errors(bad, line, why):
     text = "workload register\n# comment\n%s\nheal\n" % bad
@@ -467,3 +470,10 @@ def test_nemesis_repeated_and_replaced_faults_all_end():
     assert all(ev["end"] is not None for ev in h.faults), h.faults
     assert h.faults[2]["end"] <= h.faults[3]["time"]  # ended by "ok"
     assert not nem.open
+
+
+def test_parse_skew():
+    exp = parse("workload bank\nskew node +0 x3\nskew node1 -5m\n"
+                "skew-heal\n", "t")
+    assert exp["once"] == [("skew", "node", "+0 x3"),
+                           ("skew", "node1", "-5m"), ("skew-heal",)]

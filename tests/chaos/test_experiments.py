@@ -20,18 +20,22 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 RUN = os.path.join(REPO, "chaos", "run.py")
 SECONDS = os.environ.get("KV_CHAOS_SECONDS", "8")
 
-# experiment -> (planted fault, checker, what the checker must report)
+# experiment -> (planted fault and the event it fires at, the checker,
+# what the checker must report). The events come early, so that a slow
+# run (the sanitizer build, beside other tests) still reaches them.
 CASES = {
-    "acked-writes-kill": ("lose-ack", "acked-writes",
+    "acked-writes-kill": ("lose-ack:20", "acked-writes",
                           lambda v: v["lost"] >= 1),
-    "acked-writes-disk": ("lose-ack", "acked-writes",
+    "acked-writes-disk": ("lose-ack:20", "acked-writes",
                           lambda v: v["lost"] >= 1),
-    "idgen-pause": ("dup-id", "idgen", lambda v: v["duplicates"] >= 1),
-    "linearizable-partition": ("stale-read", "linearizable",
+    "idgen-pause": ("dup-id:20", "idgen", lambda v: v["duplicates"] >= 1),
+    "linearizable-partition": ("stale-read:20", "linearizable",
                                lambda v: v["anomalies"]),
-    "bank-kill": ("txn-half", "bank",
+    "bank-kill": ("txn-half:10", "bank",
                   lambda v: v["bad_reads"] >= 1 or v["final_problem"]),
-    "gsi-kill": ("index-drop", "index-converged",
+    "bank-skew": ("txn-half:10", "bank",
+                  lambda v: v["bad_reads"] >= 1 or v["final_problem"]),
+    "gsi-kill": ("index-drop:20", "index-converged",
                  lambda v: v["missing"] + v["extra"] >= 1),
 }
 
@@ -63,7 +67,7 @@ def test_experiment_passes(name, tmp_path):
         s["checkers"], indent=1)[:3000]
     assert rc == 0 and s["passed"]
     o = s["operations"]
-    assert o["ok"] >= 200, o  # it did work
+    assert o["ok"] >= 50, o  # it did work
     assert sum(s["faults"].values()) >= 2, s["faults"]  # and faults hit it
     assert os.path.getsize(tmp_path / "timeline.png") > 10000
     assert (tmp_path / "history.jsonl").stat().st_size > 0

@@ -202,6 +202,7 @@ class Proc:
     def __init__(self, name, argv, log, cwd):
         self.name, self.argv, self.log, self.cwd = name, argv, log, cwd
         self.p = None
+        self.env = None  # the environment to start it in; None: ours
 
     def start(self):
         assert self.p is None or self.p.poll() is not None, self.name
@@ -210,6 +211,7 @@ class Proc:
                      " ".join(self.argv))).encode())
             f.flush()
             self.p = subprocess.Popen(self.argv, cwd=self.cwd, stdout=f,
+                                      env=self.env,
                                       stderr=subprocess.STDOUT,
                                       stdin=subprocess.DEVNULL,
                                       preexec_fn=_die_with_parent)

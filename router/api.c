@@ -43,6 +43,8 @@ static const struct {
 	{ "BatchWriteItem", ops_batch_write, -1 },
 	{ "TransactWriteItems", ops_txn_write, -1 },
 	{ "TransactGetItems", ops_txn_get, -1 },
+	{ "DescribeEndpoints", ops_account_endpoints, -1 },
+	{ "DescribeLimits", ops_account_limits, -1 },
 };
 
 void

@@ -68,6 +68,12 @@ list_present(json_t *body, unsigned which, bool legacy, char *buf,
 		    json_object_get(body, m) == NULL ||
 		    json_is_null(json_object_get(body, m)))
 			continue;
+		/* DynamoDB takes KeyConditions beside a FilterExpression or
+		 * a ProjectionExpression: only with KeyConditionExpression
+		 * is it a mix. */
+		if (legacy && members[i].flag == REQ_EXPR_KEY &&
+		    json_object_get(body, members[i].expr) == NULL)
+			continue;
 		used += (size_t) snprintf(buf + used, len - used, "%s%s",
 		    used > 0 ? ", " : "", m);
 		if (used >= len)

@@ -1010,13 +1010,16 @@ QUERY_ERRORS = [
         "ExpressionAttributeValues": {":p": S("a")},
         "ExclusiveStartKey": {"pk": S("a"), "sk": S("a"), "x": S("a")}},
      BAD_START),
-    ("mixed-key-conditions-and-filter-expression", "s", {
+    # KeyConditions is a mix only beside KeyConditionExpression: DynamoDB
+    # takes it with a FilterExpression or ProjectionExpression (below).
+    ("mixed-key-conditions-and-key-condition-expression", "s", {
         "KeyConditions": {"pk": {"ComparisonOperator": "EQ",
                                  "AttributeValueList": [S("a")]}},
-        "FilterExpression": "attribute_exists(x)"},
+        "KeyConditionExpression": "pk = :p",
+        "ExpressionAttributeValues": {":p": S("a")}},
      "Can not use both expression and non-expression parameters in the "
      "same request: Non-expression parameters: {KeyConditions} Expression "
-     "parameters: {FilterExpression}"),
+     "parameters: {KeyConditionExpression}"),
     ("mixed-query-filter-and-key-condition-expression", "s", {
         "KeyConditionExpression": "pk = :p",
         "ExpressionAttributeValues": {":p": S("a")},
@@ -1088,6 +1091,40 @@ def test_query_refusals(raw_ddb, data, name, table, args, message):
         assert r["ResponseMetadata"]["HTTPStatusCode"] == 400
         return
     validation(raw_ddb.query, message, TableName=data.t[table], **args)
+
+
+def test_key_conditions_beside_filter_and_projection_expressions(
+        raw_ddb, cluster):
+    """DynamoDB refuses legacy and expression members mixed within one
+    role, not KeyConditions beside a FilterExpression and a
+    ProjectionExpression."""
+    name = cluster.make_table("kcmix", sort_key="N")
+    for i in range(6):
+        raw_ddb.put_item(TableName=name, Item={
+            "pk": S("a"), "sk": N(str(i)), "x": N(str(i % 2)),
+            "y": S("y%d" % i)})
+    r = raw_ddb.query(
+        TableName=name,
+        KeyConditions={"pk": {"ComparisonOperator": "EQ",
+                              "AttributeValueList": [S("a")]},
+                       "sk": {"ComparisonOperator": "GE",
+                              "AttributeValueList": [N("1")]}},
+        FilterExpression="#x = :one", ProjectionExpression="sk, y",
+        ExpressionAttributeNames={"#x": "x"},
+        ExpressionAttributeValues={":one": N("1")})
+    assert r["Items"] == [{"sk": N(str(i)), "y": S("y%d" % i)}
+                          for i in (1, 3, 5)]
+    assert r["ScannedCount"] == 5 and r["Count"] == 3
+    # The same mix with the legacy filter is refused.
+    validation(raw_ddb.query,
+               "Can not use both expression and non-expression parameters "
+               "in the same request: Non-expression parameters: "
+               "{QueryFilter} Expression parameters: {ProjectionExpression}",
+               TableName=name,
+               KeyConditions={"pk": {"ComparisonOperator": "EQ",
+                                     "AttributeValueList": [S("a")]}},
+               QueryFilter={"x": {"ComparisonOperator": "NOT_NULL"}},
+               ProjectionExpression="sk")
 
 
 SCAN_ERRORS = [

@@ -252,6 +252,10 @@ config_split_option(config *c, const char *key, const char *val)
 		c->gsi_delay_ms = (uint32_t) v;
 		return KV_OK;
 	}
+	if (strcmp(key, "ttl-sweep-ms") == 0 && v >= 10 && v <= 86400000) {
+		c->ttl_sweep_ms = (uint32_t) v;
+		return KV_OK;
+	}
 	if (strcmp(key, "item-collection-kb") == 0 && v > 0 &&
 	    v <= (1ull << 40)) {
 		c->collection_max = v << 10;
@@ -277,6 +281,7 @@ config_load(const char *path, config *c, char *why, size_t whylen)
 	c->split_threshold = CONFIG_SPLIT_THRESHOLD;
 	c->split_size_bytes = (uint64_t) CONFIG_SPLIT_SIZE_MB << 20;
 	c->collection_max = CONFIG_COLLECTION_KB << 10;
+	c->ttl_sweep_ms = CONFIG_TTL_SWEEP_MS;
 	if (f == NULL) {
 		snprintf(why, whylen, "%s: cannot open", path);
 		return KV_IO;
@@ -314,6 +319,7 @@ config_load(const char *path, config *c, char *why, size_t whylen)
 				c->burst_seconds = (uint32_t) v;
 		} else if ((strncmp(key, "split-", 6) == 0 ||
 		    strcmp(key, "gsi-delay-ms") == 0 ||
+		    strcmp(key, "ttl-sweep-ms") == 0 ||
 		    strcmp(key, "item-collection-kb") == 0) && a != NULL &&
 		    b == NULL) {
 			if (config_split_option(c, key, a) != KV_OK)

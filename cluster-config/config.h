@@ -18,6 +18,8 @@
  *   item-collection-kb 10485760       an item collection of a table with
  *                                     local indexes grows no larger
  *                                     (DynamoDB's 10 GB)
+ *   ttl-sweep-ms 10000                each node looks for expired items
+ *                                     (Time to Live) this often
  *   node  ipc://.kv/run/node0.ipc  .kv/data/node0  [127.0.0.1:9100]
  *         [bus=URL] [standby]         (URL of its request server, data
  *                                     folder, and optionally where it
@@ -95,6 +97,7 @@ typedef struct config {
 	uint64_t split_size_bytes;  /* 0: no splits for size */
 	uint32_t gsi_delay_ms;      /* index records held back at least */
 	uint64_t collection_max;    /* bytes of one item collection (LSIs) */
+	uint32_t ttl_sweep_ms;      /* Time to Live: the sweeps' period */
 	config_node nodes[CONFIG_MAX_NODES];
 	size_t n_nodes;
 	config_router routers[CONFIG_MAX_ROUTERS];
@@ -131,13 +134,15 @@ kv_err config_number(const char *s, uint64_t *out);
 /*
  * config_split_option applies one of the node tuning settings (key
  * "split-after-seconds", "split-threshold", "split-size-mb",
- * "gsi-delay-ms" or "item-collection-kb", with or without leading dashes) to c: KV_OK, or
+ * "gsi-delay-ms", "item-collection-kb" or "ttl-sweep-ms", with or
+ * without leading dashes) to c: KV_OK, or
  * KV_EINVAL for another key or a bad value. For the cluster file and the
  * nodes' command lines.
  */
 kv_err config_split_option(config *c, const char *key, const char *val);
 
 #define CONFIG_SPLIT_AFTER_S 300
+#define CONFIG_TTL_SWEEP_MS 10000
 #define CONFIG_SPLIT_THRESHOLD 0.8
 #define CONFIG_SPLIT_SIZE_MB 10240
 #define CONFIG_COLLECTION_KB (10ull << 20) /* 10 GB */

@@ -116,6 +116,7 @@ table_fini(table *t)
 {
 	free(t->name);
 	free(t->uuid);
+	free(t->ttl_attr);
 	free(t->hash.name);
 	free(t->range.name);
 	for (size_t i = 0; i < t->n_attr_defs; i++)
@@ -204,6 +205,7 @@ table_copy(const table *t, table *out)
 	*out = *t;
 	out->name = dup_or_null(t->name, &failed);
 	out->uuid = dup_or_null(t->uuid, &failed);
+	out->ttl_attr = dup_or_null(t->ttl_attr, &failed);
 	out->hash.name = dup_or_null(t->hash.name, &failed);
 	out->range.name = dup_or_null(t->range.name, &failed);
 	out->attr_defs = NULL;

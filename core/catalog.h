@@ -117,6 +117,9 @@ typedef struct table {
 	uint32_t base_id;   /* a GSI's table: the base table's id; else 0 */
 	bool backfilling;   /* a GSI's table: being built from the base */
 	bool paused;        /* a GSI's table: replication held (index.h) */
+	/* Time to Live: the attribute whose Number (Unix seconds) says
+	 * when an item expires; NULL: TTL is disabled (node/ttl.c). */
+	char *ttl_attr;
 } table;
 
 typedef struct catalog {

@@ -546,6 +546,47 @@ add_defs(table *t, const key_def *defs, size_t n)
 }
 
 void
+catalog_node_ttl(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp)
+{
+	const table *want = req->table;
+	catalog *c = NULL;
+	(void) a;
+
+	if (n->cat == NULL || want == NULL || want->name == NULL) {
+		resp->code = KV_PROTO;
+		return;
+	}
+	pthread_mutex_lock(&n->cat->mu);
+	const table *cur = find_active_locked(n, want->name, resp);
+	if (cur == NULL)
+		goto out;
+	if ((want->ttl_attr != NULL) == (cur->ttl_attr != NULL)) {
+		resp->code = KV_EINVAL;
+		resp->message = want->ttl_attr != NULL ?
+		    "TimeToLive is already enabled" :
+		    "TimeToLive is already disabled";
+		goto out;
+	}
+	if ((resp->code = catalog_clone(n->cat->cat, &c)) != KV_OK)
+		goto out;
+	table *t = catalog_find_mut(c, want->name);
+	free(t->ttl_attr);
+	t->ttl_attr = NULL;
+	if (want->ttl_attr != NULL &&
+	    (t->ttl_attr = strdup(want->ttl_attr)) == NULL) {
+		resp->code = KV_ENOMEM;
+		goto out;
+	}
+	answer_publish_locked(n, &c, t, resp);
+out:
+	pthread_mutex_unlock(&n->cat->mu);
+	catalog_free(c);
+	if (resp->code != KV_OK)
+		wire_response_fini(resp);
+}
+
+void
 catalog_node_index(node *n, const rpc_request *req, arena *a,
     rpc_response *resp)
 {

@@ -71,6 +71,15 @@ void catalog_node_index(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);
 
 /*
+ * catalog_node_ttl (RPC_TTL_UPDATE): turns Time to Live on for the ACTIVE
+ * table req->table->name with attribute req->table->ttl_attr, or off
+ * (ttl_attr NULL). KV_EINVAL with DynamoDB's message when it is on (or
+ * off) already; KV_NO_TABLE, KV_IN_USE as catalog_node_index.
+ */
+void catalog_node_ttl(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
+
+/*
  * catalog_node_fault (RPC_FEED_FAULT): req->table_name "drop" loses the
  * next req->limit changes on the feed, "disconnect" closes the feed for
  * req->limit ms (feed.h); for tests and chaos experiments. KV_EINVAL for

@@ -79,6 +79,10 @@ void index_view_unlock(node *n);
  */
 const catalog *index_view_lock(node *n);
 
+/* index_table_indexed says whether t has an index its writes maintain
+ * (a global one kept, or a local one). */
+bool index_table_indexed(const table *t);
+
 /*
  * index_view_known, with the view read-locked (index_view_lock) and the
  * map's lock not held, is index_view_table's answer without the locking:

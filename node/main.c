@@ -41,6 +41,7 @@
 #include "node.h"
 #include "server.h"
 #include "throttle.h"
+#include "ttl.h"
 
 
 static volatile sig_atomic_t stopping;
@@ -84,7 +85,8 @@ usage(void)
 	    "[--no-capacity] [--sched-normal] [--nng-requests] "
 	    "[--split-after-seconds N] [--split-threshold F] "
 	    "[--split-size-mb N] [--gsi-delay-ms N]\n"
-	    "    [--item-collection-kb N] [--plant KIND[:N]]\n");
+	    "    [--item-collection-kb N] [--ttl-sweep-ms N] "
+	    "[--plant KIND[:N]]\n");
 	exit(2);
 }
 
@@ -102,7 +104,7 @@ main(int argc, char **argv)
 	bool loaded = false; /* the partitions, with their counters */
 
 	const char *over_rcu = NULL, *over_wcu = NULL, *over_burst = NULL;
-	const char *split_opt[8]; /* key, value pairs */
+	const char *split_opt[16]; /* key, value pairs */
 	size_t n_split = 0;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
@@ -118,8 +120,9 @@ main(int argc, char **argv)
 			over_burst = argv[++i];
 		else if ((strncmp(argv[i], "--split-", 8) == 0 ||
 		    strcmp(argv[i], "--gsi-delay-ms") == 0 ||
+		    strcmp(argv[i], "--ttl-sweep-ms") == 0 ||
 		    strcmp(argv[i], "--item-collection-kb") == 0) &&
-		    i + 1 < argc && n_split < 8) {
+		    i + 1 < argc && n_split < 16) {
 			split_opt[n_split++] = argv[i];
 			split_opt[n_split++] = argv[++i];
 		} else if (strcmp(argv[i], "--no-capacity") == 0)
@@ -235,6 +238,11 @@ main(int argc, char **argv)
 		    "back: %s\n", kv_err_name(rv));
 		goto out;
 	}
+	if ((rv = ttl_open(&n)) != KV_OK) {
+		fprintf(stderr, "kv-node: cannot start the TTL sweep: %s\n",
+		    kv_err_name(rv));
+		goto out;
+	}
 	if (n.index == 0 && (rv = catalog_node_open(&n)) != KV_OK) {
 		fprintf(stderr, "kv-node: cannot load the catalog: %s\n",
 		    kv_err_name(rv));
@@ -278,6 +286,7 @@ out:
 	metrics_http_close(mh);
 	cluster_stop(&n);
 	server_close(srv);
+	ttl_close(&n);
 	index_close(&n);
 	txn_close(&n);
 	catalog_node_close(&n);

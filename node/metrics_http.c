@@ -18,6 +18,7 @@
 #include "cluster.h"
 #include "metrics.h"
 #include "node.h"
+#include "ttl.h"
 
 struct metrics_http {
 	struct MHD_Daemon *d;
@@ -47,6 +48,7 @@ render(node *n, size_t *len)
 		cluster_write_health(n, f);
 		reshape_write_metrics(n, f);
 		index_write_metrics(n, f);
+		ttl_write_metrics(n, f);
 		fclose(f);
 	}
 	wire_response_fini(&resp);

@@ -74,6 +74,7 @@ node_dispatch_run(node *n, const rpc_request *req, arena *a,
 	case RPC_BORROW: fn = borrow_serve; break;
 	case RPC_INDEX_APPLY: fn = index_apply_serve; break;
 	case RPC_INDEX_UPDATE: fn = catalog_node_index; break;
+	case RPC_TTL_UPDATE: fn = catalog_node_ttl; break;
 	case RPC_INDEX_BACKFILL: fn = index_backfill_serve; break;
 	case RPC_TXN_PREPARE: fn = txn_prepare_serve; break;
 	case RPC_TXN_FINISH: fn = txn_finish_serve; break;

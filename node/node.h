@@ -64,6 +64,7 @@ typedef struct node {
 	struct heat_mon *heat; /* the heat monitor (heat.h); NULL: none */
 	struct index_state *gsi; /* index.h: the view, the replicator */
 	struct txn_state *txn;   /* txn.h: prepared transactions */
+	struct ttl_state *ttl;   /* ttl.h: the Time to Live sweep */
 	plant plant; /* plant.h: a fault planted on purpose (--plant) */
 } node;
 

@@ -61,6 +61,7 @@ wire_table_to_pb(const table *t, pb_table_buf *b)
 	b->t.base_id = t->base_id;
 	b->t.backfilling = t->backfilling;
 	b->t.paused = t->paused;
+	b->t.ttl_attr = t->ttl_attr != NULL ? t->ttl_attr : (char *) "";
 	if (t->n_indexes > 0) {
 		b->idx = calloc(t->n_indexes, sizeof(*b->idx));
 		b->idxp = calloc(t->n_indexes, sizeof(*b->idxp));
@@ -235,6 +236,11 @@ wire_table_from_pb(const Kv__Table *pb, table *t)
 	t->base_id = pb->base_id;
 	t->backfilling = pb->backfilling;
 	t->paused = pb->paused;
+	if (pb->ttl_attr != NULL && pb->ttl_attr[0] != '\0' &&
+	    (t->ttl_attr = strdup(pb->ttl_attr)) == NULL) {
+		rv = KV_ENOMEM;
+		goto fail;
+	}
 	if (pb->n_indexes > 0) {
 		t->indexes = calloc(pb->n_indexes, sizeof(index_def));
 		if (t->indexes == NULL) {

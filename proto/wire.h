@@ -91,6 +91,8 @@ typedef enum rpc_op {
 	                       * record (limit RPC_TOKEN_*; node/txn.h) */
 	RPC_CHECK = 40,       /* inside RPC_TXN_PREPARE only: a
 	                       * ConditionCheck (a condition, no write) */
+	RPC_TTL_UPDATE = 41,  /* catalog node: Time to Live of table
+	                       * `table` on (its ttl_attr) or off (NULL) */
 } rpc_op;
 
 /* RPC_TXN_FINISH's and RPC_TXN_DECIDE's outcome (rpc_request.limit;

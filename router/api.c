@@ -45,6 +45,8 @@ static const struct {
 	{ "TransactGetItems", ops_txn_get, -1 },
 	{ "DescribeEndpoints", ops_account_endpoints, -1 },
 	{ "DescribeLimits", ops_account_limits, -1 },
+	{ "UpdateTimeToLive", ops_table_ttl_update, -1 },
+	{ "DescribeTimeToLive", ops_table_ttl_describe, -1 },
 };
 
 void

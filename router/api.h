@@ -58,6 +58,8 @@ void ops_batch_get(api_ctx *c, json_t *body, reply *out);
 void ops_batch_write(api_ctx *c, json_t *body, reply *out);
 void ops_txn_write(api_ctx *c, json_t *body, reply *out);
 void ops_txn_get(api_ctx *c, json_t *body, reply *out);
+void ops_table_ttl_update(api_ctx *c, json_t *body, reply *out);
+void ops_table_ttl_describe(api_ctx *c, json_t *body, reply *out);
 void ops_account_endpoints(api_ctx *c, json_t *body, reply *out);
 void ops_account_limits(api_ctx *c, json_t *body, reply *out);
 

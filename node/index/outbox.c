@@ -35,8 +35,8 @@ index_kept_global(const index_def *d)
 
 /* Whether a write to t has index entries to keep: a kept global
  * index, or a local one. */
-static bool
-has_indexes(const table *t)
+bool
+index_table_indexed(const table *t)
 {
 	for (size_t i = 0; i < t->n_indexes; i++)
 		if (index_kept_global(&t->indexes[i]) || t->indexes[i].local)
@@ -73,7 +73,7 @@ index_view_known(node *n, uint32_t table_id, const table **out)
 	if (view_behind(n, s, table_id))
 		return false;
 	const table *t = table_find_id(s->view, table_id);
-	*out = t != NULL && has_indexes(t) ? t : NULL;
+	*out = t != NULL && index_table_indexed(t) ? t : NULL;
 	return true;
 }
 
@@ -87,7 +87,7 @@ index_view_table(node *n, uint32_t table_id, const table **out)
 	pthread_rwlock_rdlock(&s->view_lock);
 	bool behind = view_behind(n, s, table_id);
 	const table *t = behind ? NULL : table_find_id(s->view, table_id);
-	if (t != NULL && has_indexes(t)) {
+	if (t != NULL && index_table_indexed(t)) {
 		*out = t;
 		return KV_OK;
 	}

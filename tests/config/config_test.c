@@ -646,6 +646,19 @@ Test(config, split_settings_of_zero_turn_splits_off)
 	cr_assert_float_eq(C.split_threshold, 0.001, 1e-12);
 }
 
+Test(config, ttl_sweep_period_has_a_default_and_loads)
+{
+	expect_loads("node ipc://@/n0 @/d0\n");
+	cr_assert_eq(C.ttl_sweep_ms, CONFIG_TTL_SWEEP_MS);
+	expect_loads("ttl-sweep-ms 250\nnode ipc://@/n0 @/d0\n");
+	cr_assert_eq(C.ttl_sweep_ms, 250);
+	config c;
+	cr_assert_eq(config_split_option(&c, "--ttl-sweep-ms", "9"), KV_EINVAL,
+	    "below 10 ms");
+	cr_assert_eq(config_split_option(&c, "--ttl-sweep-ms", "40"), KV_OK);
+	cr_assert_eq(c.ttl_sweep_ms, 40);
+}
+
 Test(config, split_setting_given_twice_keeps_the_last)
 {
 	expect_loads(

@@ -68,6 +68,7 @@ full_table(table *t, const char *name, uint32_t id, bool range)
 	cr_assert_eq(table_split_even(t, 5, 2, 3), KV_OK);
 	t->parts[3].epoch = 1ULL << 40;
 	t->base_id = range ? 0 : 77;
+	t->ttl_attr = range ? strdup("expires at") : NULL; /* NULL: off */
 	t->backfilling = !range;
 	t->paused = !range;
 	if (range) {
@@ -131,6 +132,10 @@ expect_table_eq(const table *a, const table *b)
 	cr_assert_eq(a->base_id, b->base_id);
 	cr_assert_eq(a->backfilling, b->backfilling);
 	cr_assert_eq(a->paused, b->paused);
+	if (b->ttl_attr == NULL)
+		cr_assert_null(a->ttl_attr);
+	else
+		cr_assert_str_eq(a->ttl_attr, b->ttl_attr);
 	cr_assert_eq(a->n_indexes, b->n_indexes);
 	for (size_t i = 0; i < a->n_indexes; i++) {
 		const index_def *x = &a->indexes[i], *y = &b->indexes[i];

@@ -18,7 +18,8 @@ OUT (default .kv/chaos/NAME-<time>):
                     end, outcome (ok, fail, info); lab/history.py
     faults.jsonl    every fault with its start and end
     summary.json    operations, faults by kind, each checker's verdict
-                    with counterexamples (lab/report.py)
+                    with counterexamples (lab/report.py), and whether a
+                    process log has a sanitizer report (process-logs)
     timeline.png    throughput, errors and latency, faults shaded
     logs/           the processes' logs (kept when a checker failed)
 
@@ -126,6 +127,13 @@ def run_one(exp, args, out, log=print):
         nem.finish()
         c.restore()
         verdicts = wl.check(hist, ddb)
+        # Every process stops by SIGTERM, so that a sanitizer build
+        # reports leaks; a report in any log fails the run.
+        c.stop()
+        found = c.sanitizer_reports()
+        verdicts["process-logs"] = {"valid": not found,
+                                    "sanitizer_reports": len(found),
+                                    "counterexamples": found[:5]}
         s = report.summary(exp, args, hist, verdicts, nem.injected, ran)
         ok = s["passed"]
         return s

@@ -115,6 +115,7 @@ set output '%(png)s'
 set multiplot layout 2,1 title '%(title)s'
 set xrange [0:%(end).2f]
 set grid
+set key below horizontal
 %(objs)s
 set ylabel 'operations / s'
 plot '%(dat)s' using 1:2 with lines lw 2 lc rgb '#2ca02c' title 'ok', \\

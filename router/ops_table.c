@@ -520,16 +520,21 @@ table_not_found(reply *out, const char *name)
 	    "Requested resource not found: Table: %s not found", name);
 }
 
-void
-ops_table_describe(api_ctx *c, json_t *body, reply *out)
+/*
+ * Reads TableName, refreshes the catalog and finds the table: returns it
+ * with the route's read lock held (route_read_unlock after), or NULL
+ * after answering the error.
+ */
+static const table *
+control_find(api_ctx *c, json_t *body, reply *out)
 {
 	const char *name;
 	if (!control_table_name(body, &name, out))
-		return;
+		return NULL;
 	kv_err rv = route_refresh(c->r);
 	if (rv != KV_OK) {
 		errors_from_kv(out, rv);
-		return;
+		return NULL;
 	}
 	route_read_lock();
 	const table *t = catalog_find(route_current(c->r), name,
@@ -537,8 +542,16 @@ ops_table_describe(api_ctx *c, json_t *body, reply *out)
 	if (t == NULL) {
 		route_read_unlock();
 		table_not_found(out, name);
-		return;
 	}
+	return t;
+}
+
+void
+ops_table_describe(api_ctx *c, json_t *body, reply *out)
+{
+	const table *t = control_find(c, body, out);
+	if (t == NULL)
+		return;
 	json_t *d = describe(c, t, true);
 	route_read_unlock();
 	api_reply_json(out, json_pack("{s:o}", "Table", d));
@@ -1058,25 +1071,13 @@ ops_table_ttl_update(api_ctx *c, json_t *body, reply *out)
 void
 ops_table_ttl_describe(api_ctx *c, json_t *body, reply *out)
 {
-	const char *name;
-	if (!control_table_name(body, &name, out))
+	const table *t = control_find(c, body, out);
+	if (t == NULL)
 		return;
-	kv_err rv = route_refresh(c->r);
-	if (rv != KV_OK) {
-		errors_from_kv(out, rv);
-		return;
-	}
-	route_read_lock();
-	const table *t = catalog_find(route_current(c->r), name,
-	    strlen(name));
-	json_t *d = t == NULL ? NULL : t->ttl_attr != NULL ?
+	json_t *d = t->ttl_attr != NULL ?
 	    json_pack("{s:s,s:s}", "TimeToLiveStatus", "ENABLED",
 	    "AttributeName", t->ttl_attr) :
 	    json_pack("{s:s}", "TimeToLiveStatus", "DISABLED");
 	route_read_unlock();
-	if (t == NULL) {
-		table_not_found(out, name);
-		return;
-	}
 	api_reply_json(out, json_pack("{s:o}", "TimeToLiveDescription", d));
 }

@@ -117,6 +117,11 @@ table_fini(table *t)
 	free(t->name);
 	free(t->uuid);
 	free(t->ttl_attr);
+	for (size_t i = 0; i < t->n_tags; i++) {
+		free(t->tags[i].key);
+		free(t->tags[i].value);
+	}
+	free(t->tags);
 	free(t->hash.name);
 	free(t->range.name);
 	for (size_t i = 0; i < t->n_attr_defs; i++)
@@ -206,6 +211,18 @@ table_copy(const table *t, table *out)
 	out->name = dup_or_null(t->name, &failed);
 	out->uuid = dup_or_null(t->uuid, &failed);
 	out->ttl_attr = dup_or_null(t->ttl_attr, &failed);
+	out->tags = NULL;
+	out->n_tags = 0;
+	if (!failed && t->n_tags > 0) {
+		out->tags = calloc(t->n_tags, sizeof(table_tag));
+		failed = out->tags == NULL;
+		for (size_t i = 0; !failed && i < t->n_tags; i++) {
+			out->tags[i].key = dup_or_null(t->tags[i].key, &failed);
+			out->tags[i].value = dup_or_null(t->tags[i].value,
+			    &failed);
+			out->n_tags = i + 1;
+		}
+	}
 	out->hash.name = dup_or_null(t->hash.name, &failed);
 	out->range.name = dup_or_null(t->range.name, &failed);
 	out->attr_defs = NULL;

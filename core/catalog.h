@@ -94,6 +94,13 @@ typedef struct index_def {
 	bool deleting;
 } index_def;
 
+/* A tag of a table (TagResource; owned strings). */
+typedef struct table_tag {
+	char *key, *value;
+} table_tag;
+
+#define TABLE_MAX_TAGS 50 /* DynamoDB's limit per resource */
+
 typedef struct table {
 	char *name;
 	uint32_t id;       /* storage prefix; never reused */
@@ -120,6 +127,8 @@ typedef struct table {
 	/* Time to Live: the attribute whose Number (Unix seconds) says
 	 * when an item expires; NULL: TTL is disabled (node/ttl.c). */
 	char *ttl_attr;
+	table_tag *tags;    /* its tags, in the order they were first set */
+	size_t n_tags;
 } table;
 
 typedef struct catalog {

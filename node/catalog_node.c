@@ -586,6 +586,93 @@ out:
 		wire_response_fini(resp);
 }
 
+/* The position of key among t's tags, or t->n_tags. */
+static size_t
+tag_at(const table *t, const char *key)
+{
+	size_t i = 0;
+	while (i < t->n_tags && strcmp(t->tags[i].key, key) != 0)
+		i++;
+	return i;
+}
+
+void
+catalog_node_tags(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp)
+{
+	const table *want = req->table;
+	catalog *c = NULL;
+	(void) a;
+
+	if (n->cat == NULL || want == NULL || want->name == NULL ||
+	    (req->limit != RPC_TAGS_SET && req->limit != RPC_TAGS_REMOVE)) {
+		resp->code = KV_PROTO;
+		return;
+	}
+	pthread_mutex_lock(&n->cat->mu);
+	const table *cur = catalog_find_mut(n->cat->cat, want->name);
+	if (cur == NULL || cur->status == TABLE_DELETING) {
+		resp->code = KV_NO_TABLE;
+		goto out;
+	}
+	if (req->limit == RPC_TAGS_SET) {
+		size_t total = cur->n_tags;
+		for (size_t i = 0; i < want->n_tags; i++)
+			if (tag_at(cur, want->tags[i].key) == cur->n_tags)
+				total++;
+		if (total > TABLE_MAX_TAGS) {
+			resp->code = KV_EINVAL;
+			resp->message = "One or more parameter values were "
+			    "invalid: The number of tags on the resource would "
+			    "exceed the limit of 50";
+			goto out;
+		}
+	}
+	if ((resp->code = catalog_clone(n->cat->cat, &c)) != KV_OK)
+		goto out;
+	table *t = catalog_find_mut(c, want->name);
+	for (size_t i = 0; i < want->n_tags; i++) {
+		size_t at = tag_at(t, want->tags[i].key);
+		if (req->limit == RPC_TAGS_REMOVE) {
+			if (at == t->n_tags)
+				continue;
+			free(t->tags[at].key);
+			free(t->tags[at].value);
+			memmove(&t->tags[at], &t->tags[at + 1],
+			    (t->n_tags - at - 1) * sizeof(table_tag));
+			t->n_tags--;
+			continue;
+		}
+		char *v = strdup(want->tags[i].value);
+		if (v == NULL) {
+			resp->code = KV_ENOMEM;
+			goto out;
+		}
+		if (at < t->n_tags) {
+			free(t->tags[at].value);
+			t->tags[at].value = v;
+			continue;
+		}
+		table_tag *g = realloc(t->tags, (t->n_tags + 1) * sizeof(*g));
+		char *k = strdup(want->tags[i].key);
+		if (g != NULL)
+			t->tags = g;
+		if (g == NULL || k == NULL) {
+			free(v);
+			free(k);
+			resp->code = KV_ENOMEM;
+			goto out;
+		}
+		t->tags[t->n_tags++] = (table_tag) { k, v };
+	}
+	answer_publish_locked(n, &c, t, resp);
+out:
+	pthread_mutex_unlock(&n->cat->mu);
+	catalog_free(c);
+	if (resp->code != KV_OK)
+		wire_response_fini(resp);
+}
+
 void
 catalog_node_index(node *n, const rpc_request *req, arena *a,
     rpc_response *resp)

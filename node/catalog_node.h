@@ -80,6 +80,16 @@ void catalog_node_ttl(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);
 
 /*
+ * catalog_node_tags (RPC_TAGS): sets (RPC_TAGS_SET: a key's value is
+ * replaced, a new key is added after the others) or removes (by key;
+ * absent keys are no error) the tags req->table carries on the table of
+ * its name (any status but DELETING). KV_EINVAL with a message when the
+ * table would hold more than TABLE_MAX_TAGS; KV_NO_TABLE.
+ */
+void catalog_node_tags(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
+
+/*
  * catalog_node_fault (RPC_FEED_FAULT): req->table_name "drop" loses the
  * next req->limit changes on the feed, "disconnect" closes the feed for
  * req->limit ms (feed.h); for tests and chaos experiments. KV_EINVAL for

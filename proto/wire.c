@@ -117,6 +117,20 @@ wire_table_to_pb(const table *t, pb_table_buf *b)
 		b->t.n_parts = t->n_parts;
 		b->t.parts = b->partp;
 	}
+	if (t->n_tags > 0) {
+		b->tags = calloc(t->n_tags, sizeof(*b->tags));
+		b->tagp = calloc(t->n_tags, sizeof(*b->tagp));
+		if (b->tags == NULL || b->tagp == NULL)
+			return KV_ENOMEM;
+		for (size_t i = 0; i < t->n_tags; i++) {
+			kv__tag__init(&b->tags[i]);
+			b->tags[i].key = t->tags[i].key;
+			b->tags[i].value = t->tags[i].value;
+			b->tagp[i] = &b->tags[i];
+		}
+		b->t.n_tags = t->n_tags;
+		b->t.tags = b->tagp;
+	}
 	return KV_OK;
 }
 
@@ -129,6 +143,8 @@ wire_table_buf_fini(pb_table_buf *b)
 	free(b->partp);
 	free(b->idx);
 	free(b->idxp);
+	free(b->tags);
+	free(b->tagp);
 	free(b->idx_keys);
 }
 
@@ -240,6 +256,22 @@ wire_table_from_pb(const Kv__Table *pb, table *t)
 	    (t->ttl_attr = strdup(pb->ttl_attr)) == NULL) {
 		rv = KV_ENOMEM;
 		goto fail;
+	}
+	if (pb->n_tags > 0) {
+		t->tags = calloc(pb->n_tags, sizeof(table_tag));
+		if (t->tags == NULL) {
+			rv = KV_ENOMEM;
+			goto fail;
+		}
+		for (size_t i = 0; i < pb->n_tags; i++) {
+			t->tags[i].key = strdup(pb->tags[i]->key);
+			t->tags[i].value = strdup(pb->tags[i]->value);
+			t->n_tags = i + 1;
+			if (t->tags[i].key == NULL || t->tags[i].value == NULL) {
+				rv = KV_ENOMEM;
+				goto fail;
+			}
+		}
 	}
 	if (pb->n_indexes > 0) {
 		t->indexes = calloc(pb->n_indexes, sizeof(index_def));

@@ -93,6 +93,9 @@ typedef enum rpc_op {
 	                       * ConditionCheck (a condition, no write) */
 	RPC_TTL_UPDATE = 41,  /* catalog node: Time to Live of table
 	                       * `table` on (its ttl_attr) or off (NULL) */
+	RPC_TAGS = 42,        /* catalog node: set (limit RPC_TAGS_SET) or
+	                       * remove (RPC_TAGS_REMOVE: by key) table
+	                       * `table`'s tags to those it carries */
 } rpc_op;
 
 /* RPC_TXN_FINISH's and RPC_TXN_DECIDE's outcome (rpc_request.limit;
@@ -120,6 +123,10 @@ typedef enum rpc_op {
 #define RPC_INDEX_UNITS_LEN 12
 #define RPC_LOCAL_INDEX_ID(k) (0xFFFFFF00u | (uint32_t) (k))
 #define RPC_IS_LOCAL_INDEX_ID(id) (((id) & 0xFFFFFF00u) == 0xFFFFFF00u)
+
+/* RPC_TAGS's change (rpc_request.limit). */
+#define RPC_TAGS_SET 1
+#define RPC_TAGS_REMOVE 2
 
 /* RPC_INDEX_UPDATE's change (rpc_request.limit). */
 #define RPC_INDEX_CREATE 1

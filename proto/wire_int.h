@@ -20,6 +20,8 @@ typedef struct pb_table_buf {
 	Kv__IndexDef *idx;
 	Kv__IndexDef **idxp;
 	Kv__KeyDef *idx_keys; /* two per index: hash, range */
+	Kv__Tag *tags;
+	Kv__Tag **tagp;
 } pb_table_buf;
 
 /*

@@ -47,6 +47,9 @@ static const struct {
 	{ "DescribeLimits", ops_account_limits, -1 },
 	{ "UpdateTimeToLive", ops_table_ttl_update, -1 },
 	{ "DescribeTimeToLive", ops_table_ttl_describe, -1 },
+	{ "TagResource", ops_tags_tag, -1 },
+	{ "UntagResource", ops_tags_untag, -1 },
+	{ "ListTagsOfResource", ops_tags_list, -1 },
 };
 
 void

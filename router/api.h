@@ -60,6 +60,9 @@ void ops_txn_write(api_ctx *c, json_t *body, reply *out);
 void ops_txn_get(api_ctx *c, json_t *body, reply *out);
 void ops_table_ttl_update(api_ctx *c, json_t *body, reply *out);
 void ops_table_ttl_describe(api_ctx *c, json_t *body, reply *out);
+void ops_tags_tag(api_ctx *c, json_t *body, reply *out);
+void ops_tags_untag(api_ctx *c, json_t *body, reply *out);
+void ops_tags_list(api_ctx *c, json_t *body, reply *out);
 void ops_account_endpoints(api_ctx *c, json_t *body, reply *out);
 void ops_account_limits(api_ctx *c, json_t *body, reply *out);
 

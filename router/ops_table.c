@@ -23,6 +23,7 @@
 #include "conn.h"
 #include "errors.h"
 #include "index_spec.h"
+#include "ops_table.h"
 #include "request.h"
 #include "route.h"
 
@@ -450,6 +451,11 @@ ops_table_create(api_ctx *c, json_t *body, reply *out)
 	if (!index_spec_check(c, &ix, &it, &t.indexes, &t.n_indexes, out))
 		return;
 
+	table_tag *tags;
+	size_t n_tags;
+	if (!ops_tags_read(c, body, "Tags", false, &tags, &n_tags, out))
+		return;
+
 	/* Build the table; the catalog node fills in the rest. */
 	for (size_t i = 0; i < nd; i++) {
 		if (strcmp(dn[i], kn[0]) == 0)
@@ -464,6 +470,8 @@ ops_table_create(api_ctx *c, json_t *body, reply *out)
 	t.billing = on_demand ? BILLING_PAY_PER_REQUEST : BILLING_PROVISIONED;
 	t.rcu = (uint64_t) rcu;
 	t.wcu = (uint64_t) wcu;
+	t.tags = tags;
+	t.n_tags = n_tags;
 
 	rpc_request req = { .op = RPC_CREATE_TABLE, .table = &t };
 	rpc_response resp;
@@ -486,13 +494,13 @@ ops_table_create(api_ctx *c, json_t *body, reply *out)
 }
 
 /*
- * change_request_table makes *t a borrowed table that names `name` for
+ * ops_change_table makes *t a borrowed table that names `name` for
  * a change request to the catalog node, with the key and billing mode every table
  * on the wire must have (the catalog node reads only what the change
  * needs).
  */
-static void
-change_request_table(table *t, const char *name, billing_mode billing)
+void
+ops_change_table(table *t, const char *name, billing_mode billing)
 {
 	memset(t, 0, sizeof(*t));
 	t->name = (char *) name;
@@ -632,8 +640,8 @@ in_use_verb(const char *status)
  * carries the table; otherwise fills *out with DynamoDB's error,
  * finalises *resp and returns false.
  */
-static bool
-change_ok(rpc_response *resp, const char *name, const char *index,
+bool
+ops_change_ok(rpc_response *resp, const char *name, const char *index,
     reply *out)
 {
 	if (resp->code == KV_OK && resp->table != NULL)
@@ -666,7 +674,7 @@ change_ok(rpc_response *resp, const char *name, const char *index,
 static void
 change_reply(api_ctx *c, rpc_response *resp, const char *name, reply *out)
 {
-	if (!change_ok(resp, name, NULL, out))
+	if (!ops_change_ok(resp, name, NULL, out))
 		return;
 	route_refresh(c->r);
 	api_reply_json(out, json_pack("{s:o}", "TableDescription",
@@ -746,7 +754,7 @@ send_index_change(api_ctx *c, const char *name, billing_mode billing,
 	table t;
 
 	/* Only the name and the index count. */
-	change_request_table(&t, name, billing);
+	ops_change_table(&t, name, billing);
 	if (ch->kind == INDEX_CHANGE_CREATE) {
 		/*
 		 * The definitions of the new keys only: DynamoDB keeps no
@@ -767,7 +775,7 @@ send_index_change(api_ctx *c, const char *name, billing_mode billing,
 		errors_from_kv(out, rv);
 		return false;
 	}
-	return change_ok(resp, name, ch->def.name, out);
+	return ops_change_ok(resp, name, ch->def.name, out);
 }
 
 /*
@@ -971,7 +979,7 @@ ops_table_update(api_ctx *c, json_t *body, reply *out)
 	if (table_change) {
 		table t;
 		/* Only the name, billing and units count. */
-		change_request_table(&t, name, want);
+		ops_change_table(&t, name, want);
 		t.rcu = (uint64_t) rcu;
 		t.wcu = (uint64_t) wcu;
 		rpc_request req = { .op = RPC_UPDATE_TABLE, .table = &t };
@@ -983,7 +991,7 @@ ops_table_update(api_ctx *c, json_t *body, reply *out)
 			errors_from_kv(out, rv);
 			goto out;
 		}
-		if (!(have_resp = change_ok(&resp, name, NULL, out)))
+		if (!(have_resp = ops_change_ok(&resp, name, NULL, out)))
 			goto out;
 	}
 
@@ -1051,7 +1059,7 @@ ops_table_ttl_update(api_ctx *c, json_t *body, reply *out)
 		return;
 	}
 	table t;
-	change_request_table(&t, name, BILLING_PAY_PER_REQUEST);
+	ops_change_table(&t, name, BILLING_PAY_PER_REQUEST);
 	t.ttl_attr = enabled ? (char *) attr : NULL;
 	rpc_request req = { .op = RPC_TTL_UPDATE, .table = &t };
 	rpc_response resp;
@@ -1060,7 +1068,7 @@ ops_table_ttl_update(api_ctx *c, json_t *body, reply *out)
 		errors_from_kv(out, rv);
 		return;
 	}
-	if (!change_ok(&resp, name, NULL, out))
+	if (!ops_change_ok(&resp, name, NULL, out))
 		return;
 	wire_response_fini(&resp);
 	api_reply_json(out, json_pack("{s:{s:s,s:b}}",

@@ -69,6 +69,13 @@ full_table(table *t, const char *name, uint32_t id, bool range)
 	t->parts[3].epoch = 1ULL << 40;
 	t->base_id = range ? 0 : 77;
 	t->ttl_attr = range ? strdup("expires at") : NULL; /* NULL: off */
+	if (range) {
+		t->n_tags = 2;
+		t->tags = calloc(2, sizeof(table_tag));
+		t->tags[0] = (table_tag) { strdup("team"), strdup("") };
+		t->tags[1] = (table_tag) { strdup("\xc3\xa9t\xc3\xa9"),
+		    strdup("a b") };
+	}
 	t->backfilling = !range;
 	t->paused = !range;
 	if (range) {
@@ -136,6 +143,11 @@ expect_table_eq(const table *a, const table *b)
 		cr_assert_null(a->ttl_attr);
 	else
 		cr_assert_str_eq(a->ttl_attr, b->ttl_attr);
+	cr_assert_eq(a->n_tags, b->n_tags);
+	for (size_t i = 0; i < a->n_tags; i++) {
+		cr_assert_str_eq(a->tags[i].key, b->tags[i].key);
+		cr_assert_str_eq(a->tags[i].value, b->tags[i].value);
+	}
 	cr_assert_eq(a->n_indexes, b->n_indexes);
 	for (size_t i = 0; i < a->n_indexes; i++) {
 		const index_def *x = &a->indexes[i], *y = &b->indexes[i];

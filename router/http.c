@@ -368,6 +368,43 @@ date_header(loop *l)
 	return l->date;
 }
 
+/* Whether s can be said again in a header: printable ASCII only. */
+static bool
+header_safe(const char *s)
+{
+	for (; *s; s++)
+		if (*s < 0x20 || *s > 0x7E)
+			return false;
+	return true;
+}
+
+/*
+ * CORS, for browsers (the JavaScript SDK in a page), as DynamoDB answers
+ * it: any origin is allowed; a preflight (OPTIONS with an Origin) is
+ * answered with the headers and method it asked for, for 172,800 s.
+ * Nothing is added without an Origin.
+ */
+static char *
+put_cors(char *p, const http_req *rq)
+{
+	if (!rq->origin)
+		return p;
+	p = put_str(p, "Access-Control-Allow-Origin: *\r\n");
+	if (rq->method != HTTP_OPTIONS)
+		return p;
+	if (rq->cors_headers[0] != '\0' && header_safe(rq->cors_headers)) {
+		p = put_str(p, "Access-Control-Allow-Headers: ");
+		p = put_str(p, rq->cors_headers);
+		p = put_str(p, "\r\n");
+	}
+	if (rq->cors_method[0] != '\0' && header_safe(rq->cors_method)) {
+		p = put_str(p, "Access-Control-Allow-Methods: ");
+		p = put_str(p, rq->cors_method);
+		p = put_str(p, "\r\n");
+	}
+	return put_str(p, "Access-Control-Max-Age: 172800\r\n");
+}
+
 /* Queues rp (taking its body) as c's answer. False: out of memory. */
 static bool
 conn_answer(hconn *c, reply *rp, const char *ctype)
@@ -380,8 +417,9 @@ conn_answer(hconn *c, reply *rp, const char *ctype)
 	bool ok = false;
 
 	rp->body = NULL;
-	/* Every piece is bounded: the head takes under 400 bytes. */
-	if (strlen(ctype) < 64 && buf_reserve(&c->out, 400 + len)) {
+	/* Every piece is bounded: the head takes under 400 bytes, and
+	 * CORS's headers under 400 more. */
+	if (strlen(ctype) < 64 && buf_reserve(&c->out, 800 + len)) {
 		char *p = c->out.p + c->out.len;
 		p = put_str(p, "HTTP/1.1 ");
 		p = put_dec(p, (uint64_t) rp->status);
@@ -399,6 +437,7 @@ conn_answer(hconn *c, reply *rp, const char *ctype)
 		p = put_str(p, "\r\nDate: ");
 		p = put_str(p, date_header(c->l));
 		p = put_str(p, "\r\n");
+		p = put_cors(p, &c->rq);
 		p = put_str(p, conn);
 		p = put_str(p, "\r\n");
 		/* A HEAD answer is a GET answer's head alone. */
@@ -946,6 +985,10 @@ conn_start(hconn *c)
 			snprintf(txt, sizeof(txt), "healthy: %s ", r->listen);
 			text_reply(&rp, 200, txt);
 		}
+		return conn_done(c, &rp, "text/plain");
+	}
+	if (rq->method == HTTP_OPTIONS && rq->origin) {
+		rp.status = 200; /* a CORS preflight: its headers say it */
 		return conn_done(c, &rp, "text/plain");
 	}
 	if (rq->method != HTTP_POST) {

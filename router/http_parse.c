@@ -152,7 +152,9 @@ parse_head(http_req *rq, const char *buf, size_t head, size_t max_body)
 	size_t mlen = (size_t) (sp1 - p);
 	rq->method = mlen == 3 && memcmp(p, "GET", 3) == 0 ? HTTP_GET :
 	    mlen == 4 && memcmp(p, "POST", 4) == 0 ? HTTP_POST :
-	    mlen == 4 && memcmp(p, "HEAD", 4) == 0 ? HTTP_HEAD : HTTP_OTHER;
+	    mlen == 4 && memcmp(p, "HEAD", 4) == 0 ? HTTP_HEAD :
+	    mlen == 7 && memcmp(p, "OPTIONS", 7) == 0 ? HTTP_OPTIONS :
+	    HTTP_OTHER;
 	/* The path without its query. */
 	const char *path = sp1 + 1;
 	const char *q = memchr(path, '?', (size_t) (sp2 - path));
@@ -200,6 +202,16 @@ parse_head(http_req *rq, const char *buf, size_t head, size_t max_body)
 		} else if (is_token(p, nlen, "authorization")) {
 			keep(rq->auth, sizeof(rq->auth), v, n, true);
 			rq->has_auth = true;
+		} else if (is_token(p, nlen, "origin")) {
+			rq->origin = true;
+		} else if (is_token(p, nlen,
+		    "access-control-request-headers")) {
+			keep(rq->cors_headers, sizeof(rq->cors_headers), v, n,
+			    false);
+		} else if (is_token(p, nlen,
+		    "access-control-request-method")) {
+			keep(rq->cors_method, sizeof(rq->cors_method), v, n,
+			    false);
 		}
 	}
 	if (have_length && have_te)

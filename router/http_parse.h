@@ -4,7 +4,8 @@
  * while a request is incomplete, and each call resumes where the last one
  * stopped. Bodies come framed by Content-Length or chunked (decoded into
  * the request). What the router needs of the headers is kept: the method,
- * the path, X-Amz-Target, Authorization, keep-alive and Expect.
+ * the path, X-Amz-Target, Authorization, keep-alive, Expect and what
+ * CORS needs.
  */
 #ifndef KV_HTTP_PARSE_H
 #define KV_HTTP_PARSE_H
@@ -25,7 +26,7 @@ typedef enum http_status {
 } http_status;
 
 typedef enum http_method {
-	HTTP_OTHER, HTTP_GET, HTTP_POST, HTTP_HEAD
+	HTTP_OTHER, HTTP_GET, HTTP_POST, HTTP_HEAD, HTTP_OPTIONS
 } http_method;
 
 typedef struct http_req {
@@ -40,6 +41,12 @@ typedef struct http_req {
 	char target[128];
 	char auth[512];
 	bool has_target, has_auth;
+	/* CORS: an Origin header came (its value is not needed: every
+	 * origin is allowed), and a preflight's Access-Control-Request-
+	 * Headers and -Method ("" when absent or too long). */
+	bool origin;
+	char cors_headers[256];
+	char cors_method[32];
 	bool http10;       /* an HTTP/1.0 request */
 	bool keep_alive;   /* HTTP/1.1 unless "close"; 1.0 if "keep-alive" */
 	bool expect;       /* Expect: 100-continue (HTTP/1.1 only) */

@@ -596,3 +596,53 @@ def test_router_writes_through_io_uring_unless_told_or_refused(cluster):
     else:
         want = "(writes through io_uring)"
     assert serving[-1].rstrip().endswith(want), serving[-1]
+
+
+# ---- CORS (router/http.c, put_cors) ----
+
+def test_cors_preflight_is_answered_with_what_it_asked(cluster, table):
+    c = Conn(cluster)
+    c.send(b"OPTIONS / HTTP/1.1\r\nHost: kv\r\nOrigin: http://page.test\r\n"
+           b"Access-Control-Request-Method: POST\r\n"
+           b"Access-Control-Request-Headers: content-type,x-amz-target,"
+           b"x-amz-date,authorization\r\n\r\n")
+    r = c.read()
+    assert r.status == 200 and r.body == b""
+    assert r.headers["access-control-allow-origin"] == "*"
+    assert r.headers["access-control-allow-methods"] == "POST"
+    assert r.headers["access-control-allow-headers"] == (
+        "content-type,x-amz-target,x-amz-date,authorization")
+    assert r.headers["access-control-max-age"] == "172800"
+    # The connection goes on; a request with an Origin is allowed too.
+    c.send(request("GetItem", {"TableName": table,
+                               "Key": {"pk": {"S": "c1"}}},
+                   headers=["Origin: http://page.test"]))
+    r = checked(c.read())
+    assert r.headers["access-control-allow-origin"] == "*"
+    assert "access-control-max-age" not in r.headers
+    c.close()
+
+
+def test_no_cors_headers_without_an_origin(cluster, table):
+    c = Conn(cluster)
+    c.send(get_item(table, "c1"))
+    r = checked(c.read())
+    assert not [h for h in r.headers if h.startswith("access-control")]
+    # OPTIONS without an Origin is no preflight: an unknown operation.
+    c.send(b"OPTIONS / HTTP/1.1\r\nHost: kv\r\nContent-Length: 0\r\n\r\n")
+    assert error_type(checked(c.read(), 400))[0] == \
+        "UnknownOperationException"
+    c.close()
+
+
+def test_cors_echo_never_carries_unsafe_bytes(cluster):
+    c = Conn(cluster)
+    c.send(b"OPTIONS / HTTP/1.1\r\nHost: kv\r\nOrigin: x\r\n"
+           b"Access-Control-Request-Headers: a\nInjected: yes\r\n"
+           b"Access-Control-Request-Method: P\x01ST\r\n\r\n")
+    r = c.read()
+    assert r.status in (200, 400)
+    assert "injected" not in r.headers
+    assert "access-control-allow-headers" not in r.headers
+    assert "access-control-allow-methods" not in r.headers
+    c.close()

@@ -2,7 +2,9 @@
 # run.sh — build a libFuzzer target with clang (ASan + UBSan) and run it for
 # a bounded time on a copy of its seed corpus.
 #   tests/fuzz/run.sh TARGET SECONDS [OUTDIR]
-# TARGET is expr (tests/fuzz/expr_fuzz.c). New interesting inputs land in
+# TARGET is expr (tests/fuzz/expr_fuzz.c: the expression library) or http
+# (tests/fuzz/http_fuzz.c: the router's HTTP parser and body reader). New
+# interesting inputs land in
 # OUTDIR/corpus-TARGET (default build/fuzz); a crash leaves its input in
 # OUTDIR and fails the run. The last line reports the executions done.
 set -euo pipefail
@@ -16,14 +18,25 @@ cc=$(command -v clang-14 || command -v clang || true)
 mkdir -p "$out/corpus-$target"
 bin=$out/${target}_fuzz
 # Every core source: the target may reach any of them.
+extra=()
+maxlen=4200
+case "$target" in
+expr) ;;
+http)
+	extra=(-I "$root/router" "$root/router/http_parse.c"
+		"$root/router/json_read.c" -ljansson)
+	maxlen=65536 ;;
+*) echo "fuzz: no target $target (expr, http)"; exit 2 ;;
+esac
 "$cc" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-I "$root/core" "$root"/core/*.c "$here/${target}_fuzz.c" -lxxhash -o "$bin"
+	-I "$root/core" "$root"/core/*.c "$here/${target}_fuzz.c" \
+	"${extra[@]}" -lxxhash -o "$bin"
 cp -n "$here/corpus/$target"/* "$out/corpus-$target/" 2>/dev/null || true
 cd "$out"
 log=$out/$target.log
 set +e
 "$bin" -max_total_time="$secs" -dict="$here/$target.dict" \
-	-max_len=4200 -print_final_stats=1 "$out/corpus-$target" >"$log" 2>&1
+	-max_len="$maxlen" -print_final_stats=1 "$out/corpus-$target" >"$log" 2>&1
 rc=$?
 set -e
 execs=$(awk '/stat::number_of_executed_units/ { print $NF }' "$log")

@@ -519,7 +519,7 @@ dup_or_null(const char *s)
 
 /* Hands c's request to a worker. False when c is gone. */
 static bool
-to_worker(hconn *c, bool metrics)
+to_worker(hconn *c, int get)
 {
 	http *h = c->l->h;
 	job *j = calloc(1, sizeof(*j));
@@ -527,7 +527,7 @@ to_worker(hconn *c, bool metrics)
 	if (j != NULL) {
 		j->l = c->l;
 		j->c = c;
-		j->metrics = metrics;
+		j->get = get;
 		j->target = dup_or_null(c->rq.has_target ? c->rq.target :
 		    NULL);
 		j->auth = dup_or_null(c->rq.has_auth ? c->rq.auth : NULL);
@@ -574,8 +574,10 @@ worker(void *arg)
 			h->queue_tail = NULL;
 		pthread_mutex_unlock(&h->pool_mu);
 		j->next = NULL;
-		if (j->metrics)
+		if (j->get == GET_METRICS)
 			ops_metrics(h->r, &j->rp);
+		else if (j->get == GET_STATUS)
+			ops_status_json(h->r, &j->rp);
 		else
 			api_handle(h->r, j->target, j->auth, j->body, j->len,
 			    &j->rp);
@@ -603,8 +605,9 @@ take_done(loop *l)
 	pthread_mutex_unlock(&l->done_mu);
 	while (j != NULL) {
 		job *next = j->next;
-		conn_resume(j->c, &j->rp, j->metrics ?
-		    "text/plain; version=0.0.4; charset=utf-8" : JSON_TYPE);
+		conn_resume(j->c, &j->rp, j->get == GET_METRICS ?
+		    "text/plain; version=0.0.4; charset=utf-8" :
+		    j->get == GET_STATUS ? "application/json" : JSON_TYPE);
 		job_free(j);
 		j = next;
 	}
@@ -637,7 +640,7 @@ call_end(call *k, kv_err rv, rpc_response *resp)
 	reply rp = { 0 };
 	hconn *c = k->c;
 	if (api_finish(&k->s, rv, resp, &rp) == API_WORKER && c->fd >= 0)
-		to_worker(c, false);
+		to_worker(c, 0);
 	else
 		conn_resume(c, &rp, JSON_TYPE);
 	free(k);
@@ -658,7 +661,7 @@ link_fail(nlink *k, loop *l, bool sent, kv_err rv)
 		call *next = q->next;
 		if (!sent && q->c->fd >= 0) {
 			api_abort(&q->s);
-			to_worker(q->c, false);
+			to_worker(q->c, 0);
 			free(q);
 		} else {
 			call_end(q, rv, NULL);
@@ -977,7 +980,13 @@ conn_start(hconn *c)
 	c->busy = true;
 	if (rq->method == HTTP_GET || rq->method == HTTP_HEAD) {
 		if (strcmp(rq->path, "/metrics") == 0)
-			return to_worker(c, true);
+			return to_worker(c, GET_METRICS);
+		if (strcmp(rq->path, "/status.json") == 0)
+			return to_worker(c, GET_STATUS);
+		if (strcmp(rq->path, "/status") == 0) {
+			text_reply(&rp, 200, ops_status_page);
+			return conn_done(c, &rp, "text/html; charset=utf-8");
+		}
 		if (strcmp(rq->path, "/") != 0) {
 			text_reply(&rp, 404, "not found\n");
 		} else {
@@ -1013,7 +1022,7 @@ conn_start(hconn *c)
 	case API_WORKER:
 	default:
 		free(q);
-		return to_worker(c, false);
+		return to_worker(c, 0);
 	}
 }
 

@@ -96,11 +96,15 @@ typedef struct nlink {
 } nlink;
 
 /* A request for the worker pool, and its answer. */
+/* The GET requests a worker answers (job.get). */
+#define GET_METRICS 1
+#define GET_STATUS 2
+
 typedef struct job {
 	struct job *next;
 	loop *l;
 	hconn *c;
-	bool metrics;      /* GET /metrics, else a POST for api_handle */
+	int get;           /* GET_METRICS, GET_STATUS, else 0: a POST */
 	char *target, *auth, *body;
 	size_t len;
 	reply rp;

@@ -9,42 +9,16 @@ KV_STATUS_SCREENSHOT=PATH keeps (docs/status.png is one).
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 import threading
 import urllib.request
 
-import pytest
-
+from browser import render
 from cluster import wait_until
 
 # A low write ceiling, no burst credit: one client drives a partition
 # past it.
 CLUSTER_SETTINGS = ["partition-wcu 20", "burst-seconds 0"]
-
-
-def chromium():
-    path = shutil.which("chromium")
-    if path is None:
-        pytest.fail("chromium is missing (./kv build installs it)")
-    return path
-
-
-def render(url, out_dir, what):
-    """Runs headless Chromium on url for a few seconds of page time:
-    what is "dom" (the rendered DOM, returned) or a PNG path."""
-    args = [chromium(), "--headless=new", "--no-sandbox", "--disable-gpu",
-            "--disable-dev-shm-usage", "--hide-scrollbars",
-            "--user-data-dir=" + os.path.join(out_dir, "profile"),
-            "--virtual-time-budget=4000", "--window-size=1300,900"]
-    if what == "dom":
-        args.append("--dump-dom")
-    else:
-        args.append("--screenshot=" + what)
-    p = subprocess.run(args + [url], capture_output=True, text=True,
-                       timeout=90)
-    assert p.returncode == 0, p.stderr[-2000:]
-    return p.stdout
 
 
 def test_status_json_describes_the_cluster(cluster, ddb):

@@ -59,6 +59,14 @@ static const struct {
 	[ERR_IDEMPOTENT_MISMATCH] = { 400,
 	    "com.amazonaws.dynamodb.v20120810#"
 	    "IdempotentParameterMismatchException" },
+	[ERR_MISSING_AUTH] = { 400,
+	    "com.amazon.coral.service#MissingAuthenticationTokenException" },
+	[ERR_INCOMPLETE_SIGNATURE] = { 400,
+	    "com.amazon.coral.service#IncompleteSignatureException" },
+	[ERR_UNRECOGNIZED_CLIENT] = { 400,
+	    "com.amazon.coral.service#UnrecognizedClientException" },
+	[ERR_INVALID_SIGNATURE] = { 400,
+	    "com.amazon.coral.service#InvalidSignatureException" },
 };
 
 static const char fallback[] =

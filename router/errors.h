@@ -31,6 +31,10 @@ typedef enum api_error {
 	ERR_TXN_CANCELED,        /* TransactionCanceledException */
 	ERR_TXN_IN_PROGRESS,     /* TransactionInProgressException */
 	ERR_IDEMPOTENT_MISMATCH, /* IdempotentParameterMismatchException */
+	ERR_MISSING_AUTH,        /* MissingAuthenticationTokenException */
+	ERR_INCOMPLETE_SIGNATURE, /* IncompleteSignatureException */
+	ERR_UNRECOGNIZED_CLIENT, /* UnrecognizedClientException */
+	ERR_INVALID_SIGNATURE,   /* InvalidSignatureException */
 } api_error;
 
 /*

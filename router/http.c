@@ -73,6 +73,7 @@
 #include <unistd.h>
 
 #include "api_async.h"
+#include "auth.h"
 #include "errors.h"
 #include "http_parse.h"
 
@@ -1000,6 +1001,9 @@ conn_start(hconn *c)
 		rp.status = 200; /* a CORS preflight: its headers say it */
 		return conn_done(c, &rp, "text/plain");
 	}
+	if (r->auth != NULL && !auth_check(r->auth, c->in.p, rq->head_len,
+	    http_req_body(rq, c->in.p), rq->body_len, time(NULL), &rp))
+		return conn_done(c, &rp, JSON_TYPE); /* --auth: SigV4 */
 	if (rq->method != HTTP_POST) {
 		errors_reply(&rp, ERR_UNKNOWN_OPERATION,
 		    "An unknown operation was requested.");

@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "bus_exit.h"
 #include "conn.h"
 #include "http.h"
@@ -49,7 +50,7 @@ usage(void)
 {
 	fprintf(stderr,
 	    "usage: kv-router --config FILE [--index I] [--port P] "
-	    "[--loops N] [--no-ring] [--nng-requests]\n"
+	    "[--loops N] [--no-ring] [--nng-requests] [--auth FILE]\n"
 	    "    [--txn-fault prepared|decided]\n");
 	exit(2);
 }
@@ -57,7 +58,7 @@ usage(void)
 int
 main(int argc, char **argv)
 {
-	const char *path = NULL;
+	const char *path = NULL, *auth = NULL;
 	long index = 0, port = 0, loops = HTTP_LOOPS;
 	bool no_ring = false, nng_requests = false;
 	char why[512];
@@ -78,6 +79,8 @@ main(int argc, char **argv)
 			no_ring = true;
 		else if (strcmp(argv[i], "--nng-requests") == 0)
 			nng_requests = true;
+		else if (strcmp(argv[i], "--auth") == 0 && i + 1 < argc)
+			auth = argv[++i];
 		else if (strcmp(argv[i], "--txn-fault") == 0 && i + 1 < argc &&
 		    (strcmp(argv[i + 1], "prepared") == 0 ||
 		    strcmp(argv[i + 1], "decided") == 0))
@@ -90,6 +93,11 @@ main(int argc, char **argv)
 		usage();
 	if (config_load(path, &r.cfg, why, sizeof(why)) != KV_OK) {
 		fprintf(stderr, "kv-router: %s\n", why);
+		return 1;
+	}
+	if (auth != NULL && auth_load(auth, &r.auth, why, sizeof(why)) !=
+	    KV_OK) {
+		fprintf(stderr, "kv-router: --auth: %s\n", why);
 		return 1;
 	}
 	const char *host = "127.0.0.1";

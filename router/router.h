@@ -40,6 +40,7 @@ typedef struct router {
 	int64_t started_ms; /* Unix time the process started */
 	atomic_uint_fast32_t open_conns; /* client connections (relaxed) */
 	int txn_fault;     /* --txn-fault: ROUTER_FAULT_*, 0: none */
+	struct auth_keys *auth; /* --auth: SigV4 required (auth.h); NULL: not */
 } router;
 
 #define ROUTER_FAULT_PREPARED 1 /* die once a transaction is prepared */

@@ -241,7 +241,8 @@ class Cluster:
     PARTITIONS = 4
 
     def __init__(self, nodes=NODES, partitions=PARTITIONS, settings=(),
-                 routers=1, host="127.0.0.1", tcp_nodes=False, standby=()):
+                 routers=1, host="127.0.0.1", tcp_nodes=False, standby=(),
+                 router_args=()):
         """settings: more cluster-file lines, such as "partition-wcu 50"
         (the ceilings default to DynamoDB's). routers: how many routers
         share the HTTP port (SO_REUSEPORT); self.router is the first.
@@ -252,7 +253,8 @@ class Cluster:
         bus=tcp://HOST:PORT, instead of ipc:// sockets in the folder.
         standby: indices of nodes written `standby` in the cluster file
         and not started by start() (start_node starts one; kv-admin node
-        add gives it partitions)."""
+        add gives it partitions). router_args: more arguments for every
+        kv-router (["--auth", FILE])."""
         self.external = bool(os.environ.get("KV_ENDPOINT"))
         self.build = os.environ.get("KV_BUILD") or os.path.join(REPO, "build")
         self.n_nodes = nodes
@@ -312,6 +314,7 @@ class Cluster:
                 "router%d" % i,
                 [self._bin("router/kv-router"), "--config", self.config,
                  "--index", str(i), "--port", str(self.port)] +
+                list(router_args) +
                 os.environ.get("KV_ROUTER_ARGS", "").split(),
                 os.path.join(self.dir, "router%d.log" % i), self.dir))
         self.router = self.routers[0]

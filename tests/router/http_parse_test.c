@@ -274,10 +274,10 @@ Test(http_parse, path_loses_its_query)
 	cr_assert_str_eq(rq.path, "/");
 }
 
-Test(http_parse, methods_other_than_get_post_and_head_are_other)
+Test(http_parse, methods_other_than_get_post_head_and_options_are_other)
 {
 	const char *lines[] = { "PUT / HTTP/1.1\r\n\r\n",
-		"OPTIONS / HTTP/1.1\r\n\r\n", "get / HTTP/1.1\r\n\r\n",
+		"OPTION / HTTP/1.1\r\n\r\n", "get / HTTP/1.1\r\n\r\n",
 		"POSTS / HTTP/1.1\r\n\r\n", "GE / HTTP/1.1\r\n\r\n" };
 	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
 		reset(&rq);
@@ -1003,4 +1003,32 @@ Test(http_parse, bare_cr_is_part_of_a_value_and_never_ends_a_line)
 	cr_assert_eq(whole.content_length, 2);
 	body_is(&rq, BARE_CR_REQ, "{}");
 	http_req_fini(&whole);
+}
+
+Test(http_parse, a_cors_preflight_keeps_what_it_asks_for)
+{
+	reset(&rq);
+	cr_assert_eq(parse("OPTIONS / HTTP/1.1\r\nOrigin: http://x\r\n"
+	    "Access-Control-Request-Method: POST\r\n"
+	    "access-control-request-headers: x-amz-target, content-type\r\n"
+	    "\r\n", MAX_BODY), HTTP_COMPLETE);
+	cr_assert_eq(rq.method, HTTP_OPTIONS);
+	cr_assert(rq.origin);
+	cr_assert_str_eq(rq.cors_method, "POST");
+	cr_assert_str_eq(rq.cors_headers, "x-amz-target, content-type");
+	/* Too long to keep: dropped, not cut. */
+	char line[600];
+	memset(line, 'a', sizeof(line));
+	line[sizeof(line) - 1] = '\0';
+	char req[800];
+	snprintf(req, sizeof(req), "OPTIONS / HTTP/1.1\r\nOrigin: x\r\n"
+	    "Access-Control-Request-Headers: %s\r\n\r\n", line);
+	reset(&rq);
+	cr_assert_eq(parse(req, MAX_BODY), HTTP_COMPLETE);
+	cr_assert_str_eq(rq.cors_headers, "");
+	/* No Origin: no CORS. */
+	reset(&rq);
+	cr_assert_eq(parse("POST / HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
+	    MAX_BODY), HTTP_COMPLETE);
+	cr_assert(!rq.origin);
 }

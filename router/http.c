@@ -130,83 +130,6 @@ buf_fini(buf *b)
 	memset(b, 0, sizeof(*b));
 }
 
-/* CRC-32 (the polynomial zlib uses), eight bytes a step. */
-static uint32_t crc_table[8][256];
-static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
-
-static void
-crc_init(void)
-{
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t c = i;
-		for (int k = 0; k < 8; k++)
-			c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-		crc_table[0][i] = c;
-	}
-	for (int k = 1; k < 8; k++)
-		for (uint32_t i = 0; i < 256; i++) {
-			uint32_t c = crc_table[k - 1][i];
-			crc_table[k][i] = (c >> 8) ^ crc_table[0][c & 0xFF];
-		}
-}
-
-static uint32_t
-load32(const uint8_t *p)
-{
-	return (uint32_t) p[0] | (uint32_t) p[1] << 8 |
-	    (uint32_t) p[2] << 16 | (uint32_t) p[3] << 24;
-}
-
-static uint32_t
-crc32(const char *s, size_t n)
-{
-	const uint8_t *p = (const uint8_t *) s;
-	uint32_t (*t)[256] = crc_table;
-	pthread_once(&crc_once, crc_init);
-	uint32_t c = 0xFFFFFFFFu;
-	for (; n >= 8; p += 8, n -= 8) {
-		uint32_t lo = c ^ load32(p), hi = load32(p + 4);
-		c = t[7][lo & 0xFF] ^ t[6][(lo >> 8) & 0xFF] ^
-		    t[5][(lo >> 16) & 0xFF] ^ t[4][lo >> 24] ^
-		    t[3][hi & 0xFF] ^ t[2][(hi >> 8) & 0xFF] ^
-		    t[1][(hi >> 16) & 0xFF] ^ t[0][hi >> 24];
-	}
-	for (; n > 0; p++, n--)
-		c = t[0][(c ^ *p) & 0xFF] ^ (c >> 8);
-	return c ^ 0xFFFFFFFFu;
-}
-
-/* Appending to a header being built (room is checked by the caller). */
-static char *
-put_str(char *p, const char *s)
-{
-	size_t n = strlen(s);
-	memcpy(p, s, n);
-	return p + n;
-}
-
-static char *
-put_dec(char *p, uint64_t v)
-{
-	char tmp[20];
-	int i = 0;
-	do {
-		tmp[i++] = (char) ('0' + v % 10);
-		v /= 10;
-	} while (v != 0);
-	while (i > 0)
-		*p++ = tmp[--i];
-	return p;
-}
-
-static char *
-put_hex(char *p, uint64_t v, int digits)
-{
-	for (int i = digits - 1; i >= 0; i--)
-		*p++ = "0123456789ABCDEF"[(v >> (4 * i)) & 0xF];
-	return p;
-}
-
 /* ---- client connections ---- */
 
 /*
@@ -339,23 +262,6 @@ conn_flush(hconn *c)
 }
 
 static const char *
-reason(int status)
-{
-	switch (status) {
-	case 100: return "Continue";
-	case 200: return "OK";
-	case 400: return "Bad Request";
-	case 404: return "Not Found";
-	case 413: return "Request Entity Too Large";
-	case 431: return "Request Header Fields Too Large";
-	case 500: return "Internal Server Error";
-	case 503: return "Service Unavailable";
-	case 505: return "HTTP Version Not Supported";
-	default: return "Unknown";
-	}
-}
-
-static const char *
 date_header(loop *l)
 {
 	time_t now = time(NULL);
@@ -367,43 +273,6 @@ date_header(loop *l)
 		l->date_at = now;
 	}
 	return l->date;
-}
-
-/* Whether s can be said again in a header: printable ASCII only. */
-static bool
-header_safe(const char *s)
-{
-	for (; *s; s++)
-		if (*s < 0x20 || *s > 0x7E)
-			return false;
-	return true;
-}
-
-/*
- * CORS, for browsers (the JavaScript SDK in a page), as DynamoDB answers
- * it: any origin is allowed; a preflight (OPTIONS with an Origin) is
- * answered with the headers and method it asked for, for 172,800 s.
- * Nothing is added without an Origin.
- */
-static char *
-put_cors(char *p, const http_req *rq)
-{
-	if (!rq->origin)
-		return p;
-	p = put_str(p, "Access-Control-Allow-Origin: *\r\n");
-	if (rq->method != HTTP_OPTIONS)
-		return p;
-	if (rq->cors_headers[0] != '\0' && header_safe(rq->cors_headers)) {
-		p = put_str(p, "Access-Control-Allow-Headers: ");
-		p = put_str(p, rq->cors_headers);
-		p = put_str(p, "\r\n");
-	}
-	if (rq->cors_method[0] != '\0' && header_safe(rq->cors_method)) {
-		p = put_str(p, "Access-Control-Allow-Methods: ");
-		p = put_str(p, rq->cors_method);
-		p = put_str(p, "\r\n");
-	}
-	return put_str(p, "Access-Control-Max-Age: 172800\r\n");
 }
 
 /* Queues rp (taking its body) as c's answer. False: out of memory. */
@@ -422,25 +291,25 @@ conn_answer(hconn *c, reply *rp, const char *ctype)
 	 * CORS's headers under 400 more. */
 	if (strlen(ctype) < 64 && buf_reserve(&c->out, 800 + len)) {
 		char *p = c->out.p + c->out.len;
-		p = put_str(p, "HTTP/1.1 ");
-		p = put_dec(p, (uint64_t) rp->status);
+		p = http_put_str(p, "HTTP/1.1 ");
+		p = http_put_dec(p, (uint64_t) rp->status);
 		*p++ = ' ';
-		p = put_str(p, reason(rp->status));
-		p = put_str(p, "\r\nx-amzn-RequestId: KV");
-		p = put_hex(p, seq, 16);
-		p = put_hex(p, (uint64_t) time(NULL), 8);
-		p = put_str(p, "\r\nx-amz-crc32: ");
-		p = put_dec(p, crc32(body, len));
-		p = put_str(p, "\r\nContent-Type: ");
-		p = put_str(p, ctype);
-		p = put_str(p, "\r\nContent-Length: ");
-		p = put_dec(p, len);
-		p = put_str(p, "\r\nDate: ");
-		p = put_str(p, date_header(c->l));
-		p = put_str(p, "\r\n");
-		p = put_cors(p, &c->rq);
-		p = put_str(p, conn);
-		p = put_str(p, "\r\n");
+		p = http_put_str(p, http_reason(rp->status));
+		p = http_put_str(p, "\r\nx-amzn-RequestId: KV");
+		p = http_put_hex(p, seq, 16);
+		p = http_put_hex(p, (uint64_t) time(NULL), 8);
+		p = http_put_str(p, "\r\nx-amz-crc32: ");
+		p = http_put_dec(p, http_crc32(body, len));
+		p = http_put_str(p, "\r\nContent-Type: ");
+		p = http_put_str(p, ctype);
+		p = http_put_str(p, "\r\nContent-Length: ");
+		p = http_put_dec(p, len);
+		p = http_put_str(p, "\r\nDate: ");
+		p = http_put_str(p, date_header(c->l));
+		p = http_put_str(p, "\r\n");
+		p = http_put_cors(p, &c->rq);
+		p = http_put_str(p, conn);
+		p = http_put_str(p, "\r\n");
 		/* A HEAD answer is a GET answer's head alone. */
 		if (len > 0 && c->rq.method != HTTP_HEAD) {
 			memcpy(p, body, len);
@@ -487,6 +356,7 @@ conn_done(hconn *c, reply *rp, const char *ctype)
 	if (!conn_answer(c, rp, ctype))
 		c->closing = true;
 	buf_consume(&c->in, c->rq.total);
+	c->started = 0; /* the next request's clock starts at the sweep */
 	http_req_fini(&c->rq);
 	http_req_init(&c->rq);
 	return conn_flush(c);
@@ -1167,6 +1037,13 @@ accept_all(loop *l)
 		    SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
+		/* Past the limit, a connection is closed at once. */
+		uint32_t cap = l->h->r->max_connections;
+		if (cap > 0 && atomic_load_explicit(&l->h->r->open_conns,
+		    memory_order_relaxed) >= cap) {
+			close(fd);
+			continue;
+		}
 		int one = 1;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		hconn *c = calloc(1, sizeof(*c));
@@ -1199,10 +1076,19 @@ conns_sweep(loop *l)
 	if (now == l->swept)
 		return;
 	l->swept = now;
+	int slow = l->h->r->request_seconds;
 	for (hconn *c = l->conns, *next; c != NULL; c = next) {
 		next = c->next;
-		if (c->fd >= 0 && !c->busy && unsent(c) == 0 &&
-		    now - c->active > IDLE_SECONDS)
+		if (c->fd < 0 || c->busy)
+			continue;
+		/* A request that trickles in (slow-loris) may not hold its
+		 * connection: it has request_seconds to arrive whole. */
+		if (c->in.len == 0)
+			c->started = 0;
+		else if (c->started == 0)
+			c->started = now;
+		if ((unsent(c) == 0 && now - c->active > IDLE_SECONDS) ||
+		    (slow > 0 && c->started != 0 && now - c->started > slow))
 			conn_drop(c);
 	}
 }

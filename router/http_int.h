@@ -72,6 +72,9 @@ struct hconn {
 	pre_read pre;      /* this round's read, already in `in` */
 	size_t drained;
 	time_t active;
+	/* When the sweep first saw part of the next request in `in` (0:
+	 * none): a request not whole REQUEST_SECONDS later is dropped. */
+	time_t started;
 };
 
 /* A single-item request waiting for its node's answer. */
@@ -182,5 +185,13 @@ bool link_flush(nlink *k, loop *l);
  */
 void round_reads(loop *l, const struct epoll_event *evs, int n_evs);
 void round_writes(loop *l);
+
+/* http_head.c: the pieces of an answer's head. */
+uint32_t http_crc32(const char *s, size_t n);
+char *http_put_str(char *p, const char *s);
+char *http_put_dec(char *p, uint64_t v);
+char *http_put_hex(char *p, uint64_t v, int digits);
+const char *http_reason(int status);
+char *http_put_cors(char *p, const http_req *rq);
 
 #endif

@@ -4,6 +4,7 @@
  *
  *   kv-router --config FILE [--index I] [--port P] [--loops N] [--no-ring]
  *             [--nng-requests] [--txn-fault prepared|decided]
+ *             [--auth FILE] [--request-seconds N] [--max-connections N]
  *
  * --index I: which of the cluster file's router lines this router is
  * (default 0): its HTTP address and its survey address. Several routers
@@ -22,6 +23,14 @@
  * (_exit) in every TransactWriteItems once all participants prepared
  * (prepared) or once COMMIT is recorded (decided), before the next
  * phase: what a crash of the coordinator at that point leaves.
+ *
+ * --auth FILE: every request must be signed (AWS Signature Version 4) with
+ * a key of FILE (auth.h).
+ *
+ * --request-seconds N (60): a request must arrive whole within N seconds
+ * of its first byte, or its connection is closed (a client that trickles
+ * bytes holds no connection for long); 0: no limit. --max-connections N
+ * (20000): connections past N are closed as they are accepted.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -51,6 +60,7 @@ usage(void)
 	fprintf(stderr,
 	    "usage: kv-router --config FILE [--index I] [--port P] "
 	    "[--loops N] [--no-ring] [--nng-requests] [--auth FILE]\n"
+	    "    [--request-seconds N] [--max-connections N]\n"
 	    "    [--txn-fault prepared|decided]\n");
 	exit(2);
 }
@@ -65,6 +75,9 @@ main(int argc, char **argv)
 	static router r;
 	http *h = NULL;
 	int status = 1;
+
+	r.request_seconds = 60;      /* --request-seconds */
+	r.max_connections = 20000;   /* --max-connections */
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
@@ -81,6 +94,13 @@ main(int argc, char **argv)
 			nng_requests = true;
 		else if (strcmp(argv[i], "--auth") == 0 && i + 1 < argc)
 			auth = argv[++i];
+		else if (strcmp(argv[i], "--request-seconds") == 0 &&
+		    i + 1 < argc)
+			r.request_seconds = (int) strtol(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--max-connections") == 0 &&
+		    i + 1 < argc)
+			r.max_connections = (uint32_t) strtoul(argv[++i], NULL,
+			    10);
 		else if (strcmp(argv[i], "--txn-fault") == 0 && i + 1 < argc &&
 		    (strcmp(argv[i + 1], "prepared") == 0 ||
 		    strcmp(argv[i + 1], "decided") == 0))

@@ -41,6 +41,10 @@ typedef struct router {
 	atomic_uint_fast32_t open_conns; /* client connections (relaxed) */
 	int txn_fault;     /* --txn-fault: ROUTER_FAULT_*, 0: none */
 	struct auth_keys *auth; /* --auth: SigV4 required (auth.h); NULL: not */
+	/* The front door's limits (http.c): seconds a request may take to
+	 * arrive whole, and client connections at once. */
+	int request_seconds;
+	uint32_t max_connections;
 } router;
 
 #define ROUTER_FAULT_PREPARED 1 /* die once a transaction is prepared */

@@ -545,45 +545,82 @@ add_defs(table *t, const key_def *defs, size_t n)
 	return KV_OK;
 }
 
-void
-catalog_node_ttl(node *n, const rpc_request *req, arena *a,
-    rpc_response *resp)
+/*
+ * A change of one table's catalog entry: check (on the entry as it is;
+ * NULL: none) and apply (on a copy), each KV_OK or an error with
+ * resp->message set. The frame every such change shares: under the
+ * catalog's mutex, the table found (ACTIVE when `active`, else any status
+ * but DELETING), the catalog cloned, the change published and answered.
+ */
+typedef kv_err (*table_edit)(const table *want, const table *cur,
+    table *t, rpc_response *resp);
+
+static void
+edit_table(node *n, const rpc_request *req, bool active, table_edit check,
+    table_edit apply, rpc_response *resp)
 {
 	const table *want = req->table;
 	catalog *c = NULL;
-	(void) a;
 
 	if (n->cat == NULL || want == NULL || want->name == NULL) {
 		resp->code = KV_PROTO;
 		return;
 	}
 	pthread_mutex_lock(&n->cat->mu);
-	const table *cur = find_active_locked(n, want->name, resp);
-	if (cur == NULL)
-		goto out;
-	if ((want->ttl_attr != NULL) == (cur->ttl_attr != NULL)) {
-		resp->code = KV_EINVAL;
-		resp->message = want->ttl_attr != NULL ?
-		    "TimeToLive is already enabled" :
-		    "TimeToLive is already disabled";
+	const table *cur = active ? find_active_locked(n, want->name, resp) :
+	    catalog_find_mut(n->cat->cat, want->name);
+	if (cur == NULL || cur->status == TABLE_DELETING) {
+		if (cur != NULL || !active)
+			resp->code = KV_NO_TABLE;
 		goto out;
 	}
-	if ((resp->code = catalog_clone(n->cat->cat, &c)) != KV_OK)
+	if ((check != NULL &&
+	    (resp->code = check(want, cur, NULL, resp)) != KV_OK) ||
+	    (resp->code = catalog_clone(n->cat->cat, &c)) != KV_OK)
 		goto out;
 	table *t = catalog_find_mut(c, want->name);
-	free(t->ttl_attr);
-	t->ttl_attr = NULL;
-	if (want->ttl_attr != NULL &&
-	    (t->ttl_attr = strdup(want->ttl_attr)) == NULL) {
-		resp->code = KV_ENOMEM;
+	if ((resp->code = apply(want, cur, t, resp)) != KV_OK)
 		goto out;
-	}
 	answer_publish_locked(n, &c, t, resp);
 out:
 	pthread_mutex_unlock(&n->cat->mu);
 	catalog_free(c);
 	if (resp->code != KV_OK)
 		wire_response_fini(resp);
+}
+
+static kv_err
+ttl_check(const table *want, const table *cur, table *t,
+    rpc_response *resp)
+{
+	(void) t;
+	if ((want->ttl_attr != NULL) != (cur->ttl_attr != NULL))
+		return KV_OK;
+	resp->message = want->ttl_attr != NULL ?
+	    "TimeToLive is already enabled" : "TimeToLive is already disabled";
+	return KV_EINVAL;
+}
+
+static kv_err
+ttl_apply(const table *want, const table *cur, table *t,
+    rpc_response *resp)
+{
+	(void) cur;
+	(void) resp;
+	free(t->ttl_attr);
+	t->ttl_attr = NULL;
+	if (want->ttl_attr != NULL &&
+	    (t->ttl_attr = strdup(want->ttl_attr)) == NULL)
+		return KV_ENOMEM;
+	return KV_OK;
+}
+
+void
+catalog_node_ttl(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp)
+{
+	(void) a;
+	edit_table(n, req, true, ttl_check, ttl_apply, resp);
 }
 
 /* The position of key among t's tags, or t->n_tags. */
@@ -596,58 +633,33 @@ tag_at(const table *t, const char *key)
 	return i;
 }
 
-void
-catalog_node_tags(node *n, const rpc_request *req, arena *a,
+/* Setting want's tags on cur would keep it within TABLE_MAX_TAGS. */
+static kv_err
+tags_check(const table *want, const table *cur, table *t,
     rpc_response *resp)
 {
-	const table *want = req->table;
-	catalog *c = NULL;
-	(void) a;
+	(void) t;
+	size_t total = cur->n_tags;
+	for (size_t i = 0; i < want->n_tags; i++)
+		if (tag_at(cur, want->tags[i].key) == cur->n_tags)
+			total++;
+	if (total <= TABLE_MAX_TAGS)
+		return KV_OK;
+	resp->message = "One or more parameter values were invalid: The "
+	    "number of tags on the resource would exceed the limit of 50";
+	return KV_EINVAL;
+}
 
-	if (n->cat == NULL || want == NULL || want->name == NULL ||
-	    (req->limit != RPC_TAGS_SET && req->limit != RPC_TAGS_REMOVE)) {
-		resp->code = KV_PROTO;
-		return;
-	}
-	pthread_mutex_lock(&n->cat->mu);
-	const table *cur = catalog_find_mut(n->cat->cat, want->name);
-	if (cur == NULL || cur->status == TABLE_DELETING) {
-		resp->code = KV_NO_TABLE;
-		goto out;
-	}
-	if (req->limit == RPC_TAGS_SET) {
-		size_t total = cur->n_tags;
-		for (size_t i = 0; i < want->n_tags; i++)
-			if (tag_at(cur, want->tags[i].key) == cur->n_tags)
-				total++;
-		if (total > TABLE_MAX_TAGS) {
-			resp->code = KV_EINVAL;
-			resp->message = "One or more parameter values were "
-			    "invalid: The number of tags on the resource would "
-			    "exceed the limit of 50";
-			goto out;
-		}
-	}
-	if ((resp->code = catalog_clone(n->cat->cat, &c)) != KV_OK)
-		goto out;
-	table *t = catalog_find_mut(c, want->name);
+static kv_err
+tags_set(const table *want, const table *cur, table *t, rpc_response *resp)
+{
+	(void) cur;
+	(void) resp;
 	for (size_t i = 0; i < want->n_tags; i++) {
 		size_t at = tag_at(t, want->tags[i].key);
-		if (req->limit == RPC_TAGS_REMOVE) {
-			if (at == t->n_tags)
-				continue;
-			free(t->tags[at].key);
-			free(t->tags[at].value);
-			memmove(&t->tags[at], &t->tags[at + 1],
-			    (t->n_tags - at - 1) * sizeof(table_tag));
-			t->n_tags--;
-			continue;
-		}
 		char *v = strdup(want->tags[i].value);
-		if (v == NULL) {
-			resp->code = KV_ENOMEM;
-			goto out;
-		}
+		if (v == NULL)
+			return KV_ENOMEM;
 		if (at < t->n_tags) {
 			free(t->tags[at].value);
 			t->tags[at].value = v;
@@ -660,17 +672,43 @@ catalog_node_tags(node *n, const rpc_request *req, arena *a,
 		if (g == NULL || k == NULL) {
 			free(v);
 			free(k);
-			resp->code = KV_ENOMEM;
-			goto out;
+			return KV_ENOMEM;
 		}
 		t->tags[t->n_tags++] = (table_tag) { k, v };
 	}
-	answer_publish_locked(n, &c, t, resp);
-out:
-	pthread_mutex_unlock(&n->cat->mu);
-	catalog_free(c);
-	if (resp->code != KV_OK)
-		wire_response_fini(resp);
+	return KV_OK;
+}
+
+static kv_err
+tags_remove(const table *want, const table *cur, table *t,
+    rpc_response *resp)
+{
+	(void) cur;
+	(void) resp;
+	for (size_t i = 0; i < want->n_tags; i++) {
+		size_t at = tag_at(t, want->tags[i].key);
+		if (at == t->n_tags)
+			continue;
+		free(t->tags[at].key);
+		free(t->tags[at].value);
+		memmove(&t->tags[at], &t->tags[at + 1],
+		    (t->n_tags - at - 1) * sizeof(table_tag));
+		t->n_tags--;
+	}
+	return KV_OK;
+}
+
+void
+catalog_node_tags(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp)
+{
+	(void) a;
+	if (req->limit == RPC_TAGS_SET)
+		edit_table(n, req, false, tags_check, tags_set, resp);
+	else if (req->limit == RPC_TAGS_REMOVE)
+		edit_table(n, req, false, NULL, tags_remove, resp);
+	else
+		resp->code = KV_PROTO;
 }
 
 void

@@ -4,7 +4,7 @@
  * Framing is rpc.c's: a 4-byte little-endian length, then a packed
  * request; the reply goes back the same way on the same connection, in
  * the order the requests came. rpc.c runs one call at a time on a
- * connection; a router's event loop sends many (router/http.c), and the
+ * connection; a router's event loop sends many (router/http/http.c), and the
  * replies to the requests one read brought go back in few writes: one
  * per FLUSH_EVERY requests, and one for the rest. Before each such
  * write the store's log is flushed (store.h), so the writes of a read

@@ -1,6 +1,6 @@
 /*
  * http_fuzz.c — libFuzzer target for the router's front door: the HTTP
- * request parser (router/http_parse.c) and the request-body reader
+ * request parser (router/http/http_parse.c) and the request-body reader
  * (router/json_read.c), on the bytes a client sends.
  *
  * The first byte picks how the rest arrives (in pieces of 1 to 64 bytes,

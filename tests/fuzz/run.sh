@@ -23,7 +23,8 @@ maxlen=4200
 case "$target" in
 expr) ;;
 http)
-	extra=(-I "$root/router" "$root/router/http_parse.c"
+	extra=(-I "$root/router" -I "$root/router/http"
+		"$root/router/http/http_parse.c"
 		"$root/router/json_read.c" -ljansson)
 	maxlen=65536 ;;
 *) echo "fuzz: no target $target (expr, http)"; exit 2 ;;

@@ -1,5 +1,5 @@
 """test_front_door.py — the router's limits on hostile clients
-(router/http.c): a slow-loris client, one that sends a request a byte
+(router/http/http.c): a slow-loris client, one that sends a request a byte
 at a time and never finishes it, loses its connection after
 --request-seconds (2 here) while others are served; past
 --max-connections (40 here) new connections are closed at once, and

@@ -1,4 +1,4 @@
-"""test_http.py — the router's HTTP/1.1 server (router/http.c) end to end,
+"""test_http.py — the router's HTTP/1.1 server (router/http/http.c) end to end,
 over raw sockets where a client library would hide what is tested:
 pipelined requests answered in order, chunked bodies, HTTP/1.0 and
 "Connection: close", clients that half-close,
@@ -581,7 +581,7 @@ def io_uring_allowed():
 @pytest.mark.processes
 def test_router_writes_through_io_uring_unless_told_or_refused(cluster):
     """The router hands a round's writes to the kernel in one io_uring
-    call (router/http.c, round_writes) unless started with --no-ring or
+    call (router/http/http.c, round_writes) unless started with --no-ring or
     refused io_uring by the kernel; it says which when it starts. This
     file runs both ways (integration/http and integration/http_no_ring)."""
     cluster.require_processes()
@@ -598,7 +598,7 @@ def test_router_writes_through_io_uring_unless_told_or_refused(cluster):
     assert serving[-1].rstrip().endswith(want), serving[-1]
 
 
-# ---- CORS (router/http.c, put_cors) ----
+# ---- CORS (router/http/http.c, put_cors) ----
 
 def test_cors_preflight_is_answered_with_what_it_asked(cluster, table):
     c = Conn(cluster)

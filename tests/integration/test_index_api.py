@@ -1,5 +1,5 @@
 """test_index_api.py — secondary indexes in CreateTable, UpdateTable,
-DescribeTable and ListTables (router/index_spec.c, router/ops_table.c).
+DescribeTable and ListTables (router/index_spec.c, router/ops/ops_table.c).
 
 Every refusal is checked for DynamoDB's exception and exact message, sent
 through boto3 without client-side parameter validation so that the

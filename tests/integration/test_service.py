@@ -1,6 +1,6 @@
 """test_service.py — the operations about the service rather than a
 table, as SDKs and the AWS CLI call them: DescribeEndpoints and
-DescribeLimits (router/ops_account.c)."""
+DescribeLimits (router/ops/ops_account.c)."""
 
 import json
 import os

@@ -1,4 +1,4 @@
-"""test_status.py — the status page (router/ops_status.c), in a real
+"""test_status.py — the status page (router/ops/ops_status.c), in a real
 browser: headless Chromium (Debian's chromium) loads GET /status while
 one partition of a table is written far past its ceiling; the page, as
 the browser rendered it, must name every table and mark that partition,

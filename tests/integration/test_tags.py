@@ -1,5 +1,5 @@
 """test_tags.py — TagResource, UntagResource, ListTagsOfResource and
-CreateTable's Tags (router/ops_tags.c): tags by table ARN, kept in the
+CreateTable's Tags (router/ops/ops_tags.c): tags by table ARN, kept in the
 catalog, DynamoDB's limits and messages."""
 
 import uuid

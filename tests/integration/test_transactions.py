@@ -1,5 +1,5 @@
 """test_transactions.py — TransactWriteItems and TransactGetItems through
-boto3 (router/ops_txn.c, node/txn.h): two-phase commit across nodes.
+boto3 (router/ops/ops_txn.c, node/txn.h): two-phase commit across nodes.
 
 Tried here: seed 004's order example exactly (a repeat cancelled with
 [ConditionalCheckFailed, None, None], stock taken once; 500 units against

@@ -1,6 +1,6 @@
 /*
  * http_parse_test.c — the router's incremental HTTP/1.1 request parser
- * (router/http_parse.c): requests framed by Content-Length and by chunks,
+ * (router/http/http_parse.c): requests framed by Content-Length and by chunks,
  * fed whole, byte by byte and pipelined; what it keeps of the headers
  * (method, path, X-Amz-Target, Authorization, keep-alive, Expect) and of
  * fields too long for it; "100 Continue" asked for once; and every refusal

@@ -16,8 +16,9 @@
  *   txn-half    the Nth committed transaction action to reach this node
  *               is dropped: its prepared record goes, the item is not
  *               written (half a transaction);
- *   index-drop  the Nth index record applied here is acknowledged and
- *               not written (an index that never converges).
+ *   index-drop  the Nth index record applied here that removes a live
+ *               entry is acknowledged and not written: the entry stays
+ *               for good (an index that never converges).
  *
  * Locking: the counter is atomic; the stale-read copy is guarded by mu.
  */

@@ -175,14 +175,18 @@ index_apply_serve(node *n, const rpc_request *req, arena *a,
 			atomic_fetch_add(&s->stale_skipped, 1);
 			continue;
 		}
-		if (plant_fire(&n->plant, PLANT_INDEX_DROP)) {
+		bool was_live = found && record_item_offset(ov, ol) < ol;
+		/* Only the removal of a live entry counts: a dropped put is
+		 * healed by the item's next write (which removes the entry it
+		 * expects there), a left entry is never visited again. */
+		if (r->kind == REC_DELETE && was_live &&
+		    plant_fire(&n->plant, PLANT_INDEX_DROP)) {
 			free(old);
 			fprintf(stderr, "kv-node %u: PLANTED FAULT: an index "
-			    "record acknowledged and not written\n",
+			    "removal acknowledged and not written\n",
 			    n->index);
 			continue;
 		}
-		bool was_live = found && record_item_offset(ov, ol) < ol;
 		uint32_t old_size = found ? record_size(ov) : 0;
 		free(old);
 		size_t vl = RECORD_HEADER + RECORD_VERSION_LEN + r->il;

@@ -112,11 +112,21 @@ index_def_fini(index_def *d)
 }
 
 void
+backup_rec_fini(backup_rec *b)
+{
+	free(b->name);
+	free(b->arn);
+	table_fini(&b->src);
+	memset(b, 0, sizeof(*b));
+}
+
+void
 table_fini(table *t)
 {
 	free(t->name);
 	free(t->uuid);
 	free(t->ttl_attr);
+	free(t->restore_arn);
 	for (size_t i = 0; i < t->n_tags; i++) {
 		free(t->tags[i].key);
 		free(t->tags[i].value);
@@ -211,6 +221,7 @@ table_copy(const table *t, table *out)
 	out->name = dup_or_null(t->name, &failed);
 	out->uuid = dup_or_null(t->uuid, &failed);
 	out->ttl_attr = dup_or_null(t->ttl_attr, &failed);
+	out->restore_arn = dup_or_null(t->restore_arn, &failed);
 	out->tags = NULL;
 	out->n_tags = 0;
 	if (!failed && t->n_tags > 0) {

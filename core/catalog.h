@@ -129,7 +129,35 @@ typedef struct table {
 	char *ttl_attr;
 	table_tag *tags;    /* its tags, in the order they were first set */
 	size_t n_tags;
+	/* Restored from a backup (RestoreTableFromBackup): its ARN and
+	 * when the restore began; the restore is in progress while the
+	 * table is CREATING (node/backup.h). NULL: not restored. */
+	char *restore_arn;
+	int64_t restore_ms;
 } table;
+
+typedef enum backup_status {
+	BACKUP_CREATING = 1,
+	BACKUP_AVAILABLE,
+	BACKUP_DELETED, /* its data being removed from the nodes */
+} backup_status;
+
+/*
+ * An on-demand backup of a table (node/backup.h): the table as it was
+ * (src, with the partitions and owners the copy was taken from), and
+ * what DynamoDB describes of it.
+ */
+typedef struct backup_rec {
+	uint64_t id;        /* names its copies on the nodes */
+	char *name, *arn;   /* owned */
+	backup_status status;
+	int64_t created_ms;
+	uint64_t size_bytes, items;
+	table src;
+} backup_rec;
+
+/* backup_rec_fini frees what b owns; safe on a zeroed one. */
+void backup_rec_fini(backup_rec *b);
 
 typedef struct catalog {
 	uint64_t version;

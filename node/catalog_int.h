@@ -66,6 +66,11 @@ struct catalog_state {
 	size_t n_place;
 	pthread_t mover;
 	bool mover_started;
+	/* Backups (backup/keep.c), under mu: their records, and whether a
+	 * CREATING or DELETED one waits for the worker. */
+	backup_rec *backups;
+	size_t n_backups;
+	bool backups_due;
 };
 
 struct borrow_prev {
@@ -80,6 +85,21 @@ struct borrow_prev {
  * out in version order. Takes c on success. Needs mu.
  */
 kv_err catalog_publish_locked(node *n, catalog *c, const store_op *extra);
+
+/*
+ * catalog_insert_locked adds a new table like `want` to c (a clone):
+ * CREATING, with its id, partitions placed, and a table for each of its
+ * global indexes. KV_TABLE_EXISTS, KV_ENOMEM. Needs mu.
+ */
+kv_err catalog_insert_locked(node *n, catalog *c, const table *want);
+
+/*
+ * Answers with table t of the changed catalog *c and publishes *c, which
+ * becomes the catalog's (*c NULL) when that worked; resp->code says how
+ * it went. Needs mu.
+ */
+void catalog_answer_publish_locked(node *n, catalog **c, const table *t,
+    rpc_response *resp);
 
 /* Queues table id for a fresh ASSIGN to its owners. Needs mu. */
 void catalog_resend_add_locked(catalog_state *cs, uint32_t id);

@@ -17,6 +17,7 @@
  * DROP_TABLE are idempotent, so resending is safe.
  */
 #include "catalog_node.h"
+#include "backup.h"
 #include "index.h"
 
 #include <fcntl.h>
@@ -208,13 +209,8 @@ catalog_node_get(node *n, const rpc_request *req, arena *a,
 	pthread_mutex_unlock(&n->cat->mu);
 }
 
-/*
- * Answers with table t of the changed catalog *c and publishes *c, which
- * becomes the catalog's (*c NULL) when that worked; resp->code says how
- * it went. Needs mu.
- */
-static void
-answer_publish_locked(node *n, catalog **c, const table *t,
+void
+catalog_answer_publish_locked(node *n, catalog **c, const table *t,
     rpc_response *resp)
 {
 	if ((resp->code = catalog_copy_out(t, resp)) == KV_OK &&
@@ -311,23 +307,14 @@ add_index_table_locked(node *n, catalog *c, const table *base,
 	return rv;
 }
 
-void
-catalog_node_create(node *n, const rpc_request *req, arena *a,
-    rpc_response *resp)
+kv_err
+catalog_insert_locked(node *n, catalog *c, const table *want)
 {
-	const table *want = req->table;
-	catalog *c = NULL;
 	size_t at;
-
-	if (n->cat == NULL || want == NULL || want->name == NULL) {
-		resp->code = KV_PROTO;
-		return;
-	}
-	pthread_mutex_lock(&n->cat->mu);
-	if ((resp->code = catalog_clone(n->cat->cat, &c)) != KV_OK ||
-	    (resp->code = insert_table(c, want, &at)) != KV_OK ||
-	    (resp->code = new_table_locked(n, c, &c->tables[at])) != KV_OK)
-		goto out;
+	kv_err rv;
+	if ((rv = insert_table(c, want, &at)) != KV_OK ||
+	    (rv = new_table_locked(n, c, &c->tables[at])) != KV_OK)
+		return rv;
 	/*
 	 * Each global index gets a table of its own, created with the base
 	 * table; inserting one moves the tables, so the base is looked up
@@ -338,14 +325,31 @@ catalog_node_create(node *n, const rpc_request *req, arena *a,
 		if (t->indexes[i].local)
 			continue;
 		index_def d = t->indexes[i];
-		if ((resp->code = add_index_table_locked(n, c, t, &d)) !=
-		    KV_OK)
-			goto out;
+		if ((rv = add_index_table_locked(n, c, t, &d)) != KV_OK)
+			return rv;
 		catalog_find_mut(c, want->name)->indexes[i].table_id =
 		    d.table_id;
 	}
+	return KV_OK;
+}
+
+void
+catalog_node_create(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp)
+{
+	const table *want = req->table;
+	catalog *c = NULL;
+
+	if (n->cat == NULL || want == NULL || want->name == NULL) {
+		resp->code = KV_PROTO;
+		return;
+	}
+	pthread_mutex_lock(&n->cat->mu);
+	if ((resp->code = catalog_clone(n->cat->cat, &c)) != KV_OK ||
+	    (resp->code = catalog_insert_locked(n, c, want)) != KV_OK)
+		goto out;
 	table *t = catalog_find_mut(c, want->name);
-	answer_publish_locked(n, &c, t, resp);
+	catalog_answer_publish_locked(n, &c, t, resp);
 out:
 	pthread_mutex_unlock(&n->cat->mu);
 	catalog_free(c);
@@ -405,7 +409,7 @@ catalog_node_delete(node *n, const rpc_request *req, arena *a,
 	for (size_t i = 0; i < c->n_tables; i++)
 		if (c->tables[i].base_id == t->id)
 			c->tables[i].status = TABLE_DELETING;
-	answer_publish_locked(n, &c, t, resp);
+	catalog_answer_publish_locked(n, &c, t, resp);
 out:
 	pthread_mutex_unlock(&n->cat->mu);
 	catalog_free(c);
@@ -505,7 +509,7 @@ catalog_node_update(node *n, const rpc_request *req, arena *a,
 		if (it->status == TABLE_ACTIVE)
 			it->status = TABLE_UPDATING;
 	}
-	answer_publish_locked(n, &c, t, resp);
+	catalog_answer_publish_locked(n, &c, t, resp);
 out:
 	pthread_mutex_unlock(&n->cat->mu);
 	catalog_free(c);
@@ -581,7 +585,7 @@ edit_table(node *n, const rpc_request *req, bool active, table_edit check,
 	table *t = catalog_find_mut(c, want->name);
 	if ((resp->code = apply(want, cur, t, resp)) != KV_OK)
 		goto out;
-	answer_publish_locked(n, &c, t, resp);
+	catalog_answer_publish_locked(n, &c, t, resp);
 out:
 	pthread_mutex_unlock(&n->cat->mu);
 	catalog_free(c);
@@ -826,7 +830,7 @@ catalog_node_index(node *n, const rpc_request *req, arena *a,
 		goto out;
 	}
 	t = (table *) table_find_id(c, base_id);
-	answer_publish_locked(n, &c, t, resp);
+	catalog_answer_publish_locked(n, &c, t, resp);
 out:
 	pthread_mutex_unlock(&n->cat->mu);
 	catalog_free(c);
@@ -1005,6 +1009,8 @@ backfill_step(node *n, const catalog *snap, const table *it)
 	bool all = true;
 	if (base == NULL)
 		return KV_OK; /* going with its base table */
+	if (base->status == TABLE_CREATING)
+		return KV_BUSY; /* a restore is filling it (backup.h) */
 	for (uint32_t i = 0; i < n->cfg.n_nodes; i++) {
 		bool owns = false;
 		for (size_t p = 0; p < base->n_parts; p++)
@@ -1087,6 +1093,9 @@ work_once(node *n, bool resend_all)
 		    t->status == TABLE_UPDATING ||
 		    (t->status == TABLE_ACTIVE && again)) {
 			rv = assign_all(n, t, snap->version);
+			if (rv == KV_OK && t->status == TABLE_CREATING &&
+			    t->restore_arn != NULL)
+				rv = catalog_backup_restore(n, t);
 			if (rv == KV_OK && t->status != TABLE_ACTIVE) {
 				pthread_mutex_lock(&n->cat->mu);
 				rv = advance_locked(n, t->id, t->status);
@@ -1119,13 +1128,13 @@ work_once(node *n, bool resend_all)
 	}
 	free(resend);
 	catalog_free(snap);
-	return failed;
+	return catalog_backup_work(n) || failed;
 }
 
 static bool
 pending_locked(catalog_state *cs)
 {
-	if (cs->n_resend > 0)
+	if (cs->n_resend > 0 || cs->backups_due)
 		return true;
 	for (size_t i = 0; i < cs->cat->n_tables; i++)
 		if (cs->cat->tables[i].status != TABLE_ACTIVE ||
@@ -1210,6 +1219,13 @@ catalog_node_open(node *n)
 		return rv;
 	}
 	n->cat = cs;
+	if ((rv = catalog_backup_open(n)) != KV_OK) {
+		n->cat = NULL;
+		feed_pub_close(cs->pub);
+		catalog_free(cs->cat);
+		free(cs);
+		return rv;
+	}
 	catalog *view;
 	if (catalog_clone(cs->cat, &view) == KV_OK)
 		index_view_install(n, view);
@@ -1244,6 +1260,7 @@ catalog_node_close(node *n)
 	pthread_join(cs->worker, NULL);
 	reshape_stop(n);
 	feed_pub_close(cs->pub);
+	catalog_backup_close(n);
 	catalog_free(cs->cat);
 	free(cs->resend);
 	free(cs->prev);

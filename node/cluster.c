@@ -123,7 +123,8 @@ peer_verb(void *arg, const peer_msg *m, arena *a, peer_reply *out)
 	case RPC_MOVE_BEGIN: case RPC_MOVE_PULL: case RPC_MOVE_DIRTY:
 	case RPC_MOVE_FENCE: case RPC_MOVE_END: case RPC_MOVE_STEP:
 	case RPC_BORROW: case RPC_INDEX_APPLY: case RPC_INDEX_BACKFILL:
-	case RPC_TXN_DECIDE:
+	case RPC_TXN_DECIDE: case RPC_BACKUP_TAKE: case RPC_BACKUP_RESTORE:
+	case RPC_BACKUP_DROP:
 		break;
 	default:
 		out->code = KV_PROTO;

@@ -3,6 +3,7 @@
  */
 #include "node.h"
 
+#include "backup.h"
 #include "catalog_node.h"
 #include "heat.h"
 #include "index.h"
@@ -76,6 +77,10 @@ node_dispatch_run(node *n, const rpc_request *req, arena *a,
 	case RPC_INDEX_UPDATE: fn = catalog_node_index; break;
 	case RPC_TTL_UPDATE: fn = catalog_node_ttl; break;
 	case RPC_TAGS: fn = catalog_node_tags; break;
+	case RPC_BACKUP: fn = catalog_backup_serve; break;
+	case RPC_BACKUP_TAKE:
+	case RPC_BACKUP_RESTORE:
+	case RPC_BACKUP_DROP: fn = backup_serve; break;
 	case RPC_INDEX_BACKFILL: fn = index_backfill_serve; break;
 	case RPC_TXN_PREPARE: fn = txn_prepare_serve; break;
 	case RPC_TXN_FINISH: fn = txn_finish_serve; break;

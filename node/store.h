@@ -77,6 +77,8 @@ typedef struct store_ops {
 	    const uint8_t *hi, size_t hil, store_scan_fn fn, void *arg);
 	kv_err (*scan_rev)(store *s, const uint8_t *lo, size_t lol,
 	    const uint8_t *hi, size_t hil, store_scan_fn fn, void *arg);
+	kv_err (*scan_snap)(store *s, const uint8_t *lo, size_t lol,
+	    const uint8_t *hi, size_t hil, store_scan_fn fn, void *arg);
 	void (*close)(store *s);
 } store_ops;
 
@@ -161,6 +163,18 @@ store_scan_rev(store *s, const uint8_t *lo, size_t lol, const uint8_t *hi,
     size_t hil, store_scan_fn fn, void *arg)
 {
 	return s->ops->scan_rev(s, lo, lol, hi, hil, fn, arg);
+}
+
+/*
+ * store_scan_snap is store_scan over the store as it was when the scan
+ * began, whatever is written meanwhile, and fn may write to the store
+ * itself (a point-in-time copy: node/backup.c).
+ */
+static inline kv_err
+store_scan_snap(store *s, const uint8_t *lo, size_t lol, const uint8_t *hi,
+    size_t hil, store_scan_fn fn, void *arg)
+{
+	return s->ops->scan_snap(s, lo, lol, hi, hil, fn, arg);
 }
 
 /* store_close closes the store; accepts NULL. */

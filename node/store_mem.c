@@ -177,6 +177,66 @@ mem_scan(store *s, const uint8_t *lo, size_t lol, const uint8_t *hi,
 	return KV_OK;
 }
 
+/* The copy mem_scan_snap takes of one entry. */
+typedef struct snap_entry {
+	uint8_t *k, *v;
+	size_t kl, vl;
+} snap_entry;
+
+static bool
+snap_take(void *arg, const uint8_t *k, size_t kl, const uint8_t *v,
+    size_t vl)
+{
+	struct { snap_entry *e; size_t n, cap; bool failed; } *l = arg;
+	if (l->n == l->cap) {
+		size_t cap = l->cap == 0 ? 64 : l->cap * 2;
+		snap_entry *e = realloc(l->e, cap * sizeof(*e));
+		if (e == NULL) {
+			l->failed = true;
+			return false;
+		}
+		l->e = e;
+		l->cap = cap;
+	}
+	snap_entry *e = &l->e[l->n];
+	e->k = malloc(kl > 0 ? kl : 1);
+	e->v = malloc(vl > 0 ? vl : 1);
+	if (e->k == NULL || e->v == NULL) {
+		free(e->k);
+		free(e->v);
+		l->failed = true;
+		return false;
+	}
+	memcpy(e->k, k, kl);
+	if (vl > 0)
+		memcpy(e->v, v, vl);
+	e->kl = kl;
+	e->vl = vl;
+	l->n++;
+	return true;
+}
+
+/* A copy of the range under the read lock, then the calls without it
+ * (fn may write): this store is for tests, its ranges small. */
+static kv_err
+mem_scan_snap(store *s, const uint8_t *lo, size_t lol, const uint8_t *hi,
+    size_t hil, store_scan_fn fn, void *arg)
+{
+	struct { snap_entry *e; size_t n, cap; bool failed; } l = { 0 };
+	kv_err rv = mem_scan(s, lo, lol, hi, hil, snap_take, &l);
+	if (rv == KV_OK && l.failed)
+		rv = KV_ENOMEM;
+	bool go = rv == KV_OK;
+	for (size_t i = 0; i < l.n; i++) {
+		if (go)
+			go = fn(arg, l.e[i].k, l.e[i].kl, l.e[i].v, l.e[i].vl);
+		free(l.e[i].k);
+		free(l.e[i].v);
+	}
+	free(l.e);
+	return rv;
+}
+
 static kv_err
 mem_scan_rev(store *s, const uint8_t *lo, size_t lol, const uint8_t *hi,
     size_t hil, store_scan_fn fn, void *arg)
@@ -218,6 +278,7 @@ static const store_ops mem_ops = {
 	.flush = mem_flush,
 	.scan = mem_scan,
 	.scan_rev = mem_scan_rev,
+	.scan_snap = mem_scan_snap,
 	.close = mem_close,
 };
 

@@ -233,6 +233,9 @@ static const store_ops rocks_ops = {
 	.flush = rocks_flush,
 	.scan = rocks_scan,
 	.scan_rev = rocks_scan_rev,
+	/* An iterator reads the snapshot taken when it was made, and
+	 * writes while it is open do not disturb it. */
+	.scan_snap = rocks_scan,
 	.close = rocks_close,
 };
 

@@ -62,6 +62,9 @@ wire_table_to_pb(const table *t, pb_table_buf *b)
 	b->t.backfilling = t->backfilling;
 	b->t.paused = t->paused;
 	b->t.ttl_attr = t->ttl_attr != NULL ? t->ttl_attr : (char *) "";
+	b->t.restore_arn = t->restore_arn != NULL ? t->restore_arn :
+	    (char *) "";
+	b->t.restore_ms = t->restore_ms;
 	if (t->n_indexes > 0) {
 		b->idx = calloc(t->n_indexes, sizeof(*b->idx));
 		b->idxp = calloc(t->n_indexes, sizeof(*b->idxp));
@@ -254,6 +257,12 @@ wire_table_from_pb(const Kv__Table *pb, table *t)
 	t->paused = pb->paused;
 	if (pb->ttl_attr != NULL && pb->ttl_attr[0] != '\0' &&
 	    (t->ttl_attr = strdup(pb->ttl_attr)) == NULL) {
+		rv = KV_ENOMEM;
+		goto fail;
+	}
+	t->restore_ms = pb->restore_ms;
+	if (pb->restore_arn != NULL && pb->restore_arn[0] != '\0' &&
+	    (t->restore_arn = strdup(pb->restore_arn)) == NULL) {
 		rv = KV_ENOMEM;
 		goto fail;
 	}
@@ -923,6 +932,57 @@ wire_unpack_table(const uint8_t *buf, size_t len, table *out)
 		return KV_CORRUPT;
 	kv_err rv = wire_table_from_pb(pb, out);
 	kv__table__free_unpacked(pb, NULL);
+	return rv == KV_PROTO ? KV_CORRUPT : rv;
+}
+
+kv_err
+wire_pack_backup(const backup_rec *b, uint8_t **out, size_t *len)
+{
+	pb_table_buf tb;
+	Kv__Backup pb;
+	kv_err rv = wire_table_to_pb(&b->src, &tb);
+	kv__backup__init(&pb);
+	pb.id = b->id;
+	pb.name = b->name != NULL ? b->name : (char *) "";
+	pb.arn = b->arn != NULL ? b->arn : (char *) "";
+	pb.status = b->status;
+	pb.created_ms = b->created_ms;
+	pb.size_bytes = b->size_bytes;
+	pb.items = b->items;
+	pb.source = &tb.t;
+	if (rv == KV_OK)
+		rv = wire_pack_pb(&pb.base, out, len);
+	wire_table_buf_fini(&tb);
+	return rv;
+}
+
+kv_err
+wire_unpack_backup(const uint8_t *buf, size_t len, backup_rec *out)
+{
+	Kv__Backup *pb = kv__backup__unpack(NULL, len, buf);
+	kv_err rv = KV_OK;
+	memset(out, 0, sizeof(*out));
+	if (pb == NULL)
+		return KV_CORRUPT;
+	if (pb->source == NULL || pb->status < BACKUP_CREATING ||
+	    pb->status > BACKUP_DELETED) {
+		kv__backup__free_unpacked(pb, NULL);
+		return KV_CORRUPT;
+	}
+	out->id = pb->id;
+	out->status = (backup_status) pb->status;
+	out->created_ms = pb->created_ms;
+	out->size_bytes = pb->size_bytes;
+	out->items = pb->items;
+	out->name = strdup(pb->name);
+	out->arn = strdup(pb->arn);
+	if (out->name == NULL || out->arn == NULL)
+		rv = KV_ENOMEM;
+	else
+		rv = wire_table_from_pb(pb->source, &out->src);
+	kv__backup__free_unpacked(pb, NULL);
+	if (rv != KV_OK)
+		backup_rec_fini(out);
 	return rv == KV_PROTO ? KV_CORRUPT : rv;
 }
 

@@ -96,7 +96,31 @@ typedef enum rpc_op {
 	RPC_TAGS = 42,        /* catalog node: set (limit RPC_TAGS_SET) or
 	                       * remove (RPC_TAGS_REMOVE: by key) table
 	                       * `table`'s tags to those it carries */
+	/* On-demand backups (node/backup.h). */
+	RPC_BACKUP = 43,      /* catalog node: limit RPC_BACKUP_*; answers
+	                       * backups as wire_pack_backup blobs */
+	RPC_BACKUP_TAKE = 44, /* owner: copy its partitions of `table` into
+	                       * backup move_id; answers a part_stats each */
+	RPC_BACKUP_RESTORE = 45, /* owner: fill its partitions of the new
+	                          * table `table` from backup move_id */
+	RPC_BACKUP_DROP = 46, /* any node: remove backup move_id's copies */
 } rpc_op;
+
+/*
+ * RPC_BACKUP's request (rpc_request.limit). CREATE: of table_name, the
+ * backup's name in `item`; DESCRIBE, DELETE: the backup whose ARN is in
+ * `item`; LIST: every backup (table_name NULL) or those of table_name;
+ * RESTORE: create `table` (its name, schema and indexes) from the backup
+ * whose ARN is in `item`, answering the table.
+ */
+#define RPC_BACKUP_CREATE 1
+#define RPC_BACKUP_DESCRIBE 2
+#define RPC_BACKUP_LIST 3
+#define RPC_BACKUP_DELETE 4
+#define RPC_BACKUP_RESTORE_TABLE 5
+/* RPC_BACKUP_RESTORE with this limit: leave out the local indexes'
+ * entries (the new table has none). */
+#define RPC_BACKUP_NO_LOCAL 1
 
 /* RPC_TXN_FINISH's and RPC_TXN_DECIDE's outcome (rpc_request.limit;
  * RPC_TXN_DECIDE answers it in resp.seq). */
@@ -347,6 +371,11 @@ void wire_response_fini(rpc_response *r);
  */
 kv_err wire_pack_catalog(const catalog *c, uint8_t **out, size_t *len);
 kv_err wire_unpack_catalog(const uint8_t *buf, size_t len, catalog **out);
+
+/* wire_pack_backup / wire_unpack_backup: one backup, owned
+ * (backup_rec_fini); KV_CORRUPT for bytes that are not one. */
+kv_err wire_pack_backup(const backup_rec *b, uint8_t **out, size_t *len);
+kv_err wire_unpack_backup(const uint8_t *buf, size_t len, backup_rec *out);
 
 /* wire_pack_table / wire_unpack_table: one table, owned (table_fini). */
 kv_err wire_pack_table(const table *t, uint8_t **out, size_t *len);

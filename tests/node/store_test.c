@@ -612,6 +612,46 @@ STORE_TEST(scan_stops_when_callback_returns_false)
 	collected_fini(&c);
 }
 
+/*
+ * A snapshot scan's callback writes into the scanned range (it changes a
+ * key not seen yet, deletes one, adds one): the scan still sees the
+ * range as it was when it began, and the writes are there afterwards.
+ */
+static bool
+snap_writer(void *arg, const uint8_t *k, size_t kl, const uint8_t *v,
+    size_t vl)
+{
+	collected *c = arg;
+	if (c->n == 0) {
+		put("d", 1, "new", 3);
+		del("e", 1);
+		put("cc", 2, "added", 5);
+	}
+	return collect(arg, k, kl, v, vl);
+}
+
+STORE_TEST(snapshot_scan_sees_the_range_as_it_began)
+{
+	static const char *const keys[] = { "a", "b", "c", "d", "e" };
+	collected c = { 0 };
+
+	for (size_t i = 0; i < 5; i++)
+		put(keys[i], 1, "old", 3);
+	cr_assert_eq(store_scan_snap(S, (const uint8_t *) "", 0, NULL, 0,
+	    snap_writer, &c), KV_OK);
+	cr_assert_eq(c.n, 5);
+	for (size_t i = 0; i < 5; i++) {
+		cr_assert_eq(c.p[i].kl, 1);
+		cr_assert_eq(c.p[i].k[0], keys[i][0]);
+		cr_assert_eq(c.p[i].vl, 3);
+		cr_assert_arr_eq(c.p[i].v, "old", 3);
+	}
+	collected_fini(&c);
+	expect_value("d", 1, "new", 3);
+	expect_missing("e", 1);
+	expect_value("cc", 2, "added", 5);
+}
+
 STORE_TEST(scan_of_empty_store_calls_nothing)
 {
 	expect_scan("", 0, NULL, 0, NULL, 0);

@@ -69,6 +69,9 @@ full_table(table *t, const char *name, uint32_t id, bool range)
 	t->parts[3].epoch = 1ULL << 40;
 	t->base_id = range ? 0 : 77;
 	t->ttl_attr = range ? strdup("expires at") : NULL; /* NULL: off */
+	t->restore_arn = range ? strdup("src/backup/01489173575360-b308cd7d") :
+	    NULL;
+	t->restore_ms = range ? 1489173575360 : 0;
 	if (range) {
 		t->n_tags = 2;
 		t->tags = calloc(2, sizeof(table_tag));
@@ -143,6 +146,11 @@ expect_table_eq(const table *a, const table *b)
 		cr_assert_null(a->ttl_attr);
 	else
 		cr_assert_str_eq(a->ttl_attr, b->ttl_attr);
+	if (b->restore_arn == NULL)
+		cr_assert_null(a->restore_arn);
+	else
+		cr_assert_str_eq(a->restore_arn, b->restore_arn);
+	cr_assert_eq(a->restore_ms, b->restore_ms);
 	cr_assert_eq(a->n_tags, b->n_tags);
 	for (size_t i = 0; i < a->n_tags; i++) {
 		cr_assert_str_eq(a->tags[i].key, b->tags[i].key);

@@ -358,6 +358,38 @@ Test(wire, table_round_trips)
 	}
 }
 
+Test(wire, backup_round_trips)
+{
+	backup_rec b = { .id = 1489173575360000ULL, .status = BACKUP_AVAILABLE,
+	    .created_ms = 1489173575360, .size_bytes = 1ULL << 40,
+	    .items = 12345 }, out;
+	uint8_t *buf;
+	size_t len;
+
+	b.name = strdup("nightly.1");
+	b.arn = strdup("01489173575360-b308cd7d");
+	full_table(&b.src, "source", 9, true);
+	cr_assert_eq(wire_pack_backup(&b, &buf, &len), KV_OK);
+	cr_assert_eq(wire_unpack_backup(buf, len, &out), KV_OK);
+	cr_assert_eq(out.id, b.id);
+	cr_assert_str_eq(out.name, b.name);
+	cr_assert_str_eq(out.arn, b.arn);
+	cr_assert_eq(out.status, b.status);
+	cr_assert_eq(out.created_ms, b.created_ms);
+	cr_assert_eq(out.size_bytes, b.size_bytes);
+	cr_assert_eq(out.items, b.items);
+	expect_table_eq(&out.src, &b.src);
+	backup_rec_fini(&out);
+	/* Cut short, or with a status out of range: not a backup. */
+	cr_assert_eq(wire_unpack_backup(buf, len / 2, &out), KV_CORRUPT);
+	free(buf);
+	b.status = 9;
+	cr_assert_eq(wire_pack_backup(&b, &buf, &len), KV_OK);
+	cr_assert_eq(wire_unpack_backup(buf, len, &out), KV_CORRUPT);
+	free(buf);
+	backup_rec_fini(&b);
+}
+
 /* ---- invalid key definitions ---- */
 
 struct bad_type {

@@ -75,6 +75,7 @@
 #include "api_async.h"
 #include "auth.h"
 #include "errors.h"
+#include "http_inflate.h"
 #include "http_parse.h"
 
 #include "http_int.h"
@@ -840,6 +841,48 @@ links_waiting(loop *l)
 
 /* ---- requests ---- */
 
+/* DynamoDB's answer to a body over HTTP_MAX_BODY, as sent or decoded. */
+static void
+reply_too_large(reply *rp)
+{
+	errors_reply(rp, ERR_TOO_LARGE, "Request body is larger than the "
+	    "maximum of %u bytes", HTTP_MAX_BODY);
+}
+
+/*
+ * Undoes the body's Content-Encoding (http_inflate.h): the decoded body
+ * then belongs to c->rq, as a chunked one does, until conn_done. False
+ * with the answer in *rp; nothing of the request was applied.
+ */
+static bool
+conn_inflate(hconn *c, reply *rp)
+{
+	char why[256];
+	switch (http_inflate(&c->rq, c->in.p, HTTP_MAX_BODY, why,
+	    sizeof(why))) {
+	case HTTP_INFLATE_OK:
+		return true;
+	case HTTP_INFLATE_TOO_LARGE:
+		reply_too_large(rp);
+		return false;
+	case HTTP_INFLATE_NOMEM:
+		errors_from_kv(rp, KV_ENOMEM);
+		return false;
+	default:
+		/*
+		 * DynamoDB answers 500 InternalServerError to a body that is
+		 * not of its coding and to a coding it does not know (as
+		 * scylladb's test/alternator/test_compressed_request.py
+		 * records). But a 500 tells the SDKs to retry, and the same
+		 * bytes fail the same way every time: a client's mistake
+		 * gets a 400 here, as SerializationException, DynamoDB's
+		 * type for a body it cannot read.
+		 */
+		errors_reply(rp, ERR_SERIALIZATION, "%s", why);
+		return false;
+	}
+}
+
 /* Starts the complete request in c->rq. False when c is gone. */
 static bool
 conn_start(hconn *c)
@@ -871,14 +914,34 @@ conn_start(hconn *c)
 		rp.status = 200; /* a CORS preflight: its headers say it */
 		return conn_done(c, &rp, "text/plain");
 	}
+	/* --auth: SigV4, over the body as sent (before conn_inflate). */
 	if (r->auth != NULL && !auth_check(r->auth, c->in.p, rq->head_len,
 	    http_req_body(rq, c->in.p), rq->body_len, time(NULL), &rp))
-		return conn_done(c, &rp, JSON_TYPE); /* --auth: SigV4 */
+		return conn_done(c, &rp, JSON_TYPE);
 	if (rq->method != HTTP_POST) {
 		errors_reply(&rp, ERR_UNKNOWN_OPERATION,
 		    "An unknown operation was requested.");
 		return conn_done(c, &rp, JSON_TYPE);
 	}
+	if (strcmp(rq->path, "/") != 0) {
+		/*
+		 * Operations are POSTed to "/" only; its query does not
+		 * count ("/?x=1" is "/": the parser keeps it apart, as
+		 * SigV4 signs it apart). dynalite, written against
+		 * DynamoDB, found that DynamoDB does not look at the path;
+		 * we refuse another one all the same, so that a client
+		 * pointed at a wrong URL hears so instead of working by
+		 * chance, and so that paths stay free for the router's own
+		 * pages. 404 for the path, and the __type of a request no
+		 * operation serves, which the SDKs do not retry.
+		 */
+		errors_reply(&rp, ERR_UNKNOWN_OPERATION, "DynamoDB requests "
+		    "are served at the path \"/\" only.");
+		rp.status = 404;
+		return conn_done(c, &rp, JSON_TYPE);
+	}
+	if (!conn_inflate(c, &rp))
+		return conn_done(c, &rp, JSON_TYPE);
 	call *q = malloc(sizeof(*q));
 	if (q == NULL) {
 		errors_from_kv(&rp, KV_ENOMEM);
@@ -906,8 +969,7 @@ conn_refuse(hconn *c, http_status st)
 {
 	reply rp = { 0 };
 	if (st == HTTP_TOO_LARGE) {
-		errors_reply(&rp, ERR_TOO_LARGE, "Request body is larger "
-		    "than the maximum of %u bytes", HTTP_MAX_BODY);
+		reply_too_large(&rp);
 	} else {
 		text_reply(&rp, st == HTTP_HEAD_TOO_LARGE ? 431 :
 		    st == HTTP_BAD_VERSION ? 505 : 400, "bad request\n");

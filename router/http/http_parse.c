@@ -31,9 +31,9 @@ http_req_fini(http_req *rq)
 const char *
 http_req_body(const http_req *rq, const char *buf)
 {
-	if (rq->chunked)
-		return rq->body != NULL ? rq->body : "";
-	return buf + rq->head_len;
+	if (rq->body != NULL)
+		return rq->body;
+	return rq->chunked ? "" : buf + rq->head_len;
 }
 
 /* Copies s[0..n) into field (size cap) when it fits, else empties it. */
@@ -110,6 +110,27 @@ has_token(const char *s, size_t n, const char *word)
 		i = j;
 	}
 	return false;
+}
+
+/*
+ * Adds v[0..n) to rq's Content-Encoding list: a header said twice is
+ * one list, its values in order. What does not fit the field is cut;
+ * encoding_len keeps counting, so that http_inflate knows.
+ */
+static void
+add_encoding(http_req *rq, const char *v, size_t n)
+{
+	size_t cap = sizeof(rq->encoding) - 1;
+	size_t at = strlen(rq->encoding);
+	if (rq->encoding_len > 0) {
+		for (const char *s = ", "; *s != '\0' && at < cap; s++)
+			rq->encoding[at++] = *s;
+		rq->encoding_len += 2;
+	}
+	size_t k = n < cap - at ? n : cap - at;
+	memcpy(rq->encoding + at, v, k);
+	rq->encoding[at + k] = '\0';
+	rq->encoding_len += n;
 }
 
 static bool
@@ -202,6 +223,8 @@ parse_head(http_req *rq, const char *buf, size_t head, size_t max_body)
 		} else if (is_token(p, nlen, "authorization")) {
 			keep(rq->auth, sizeof(rq->auth), v, n, true);
 			rq->has_auth = true;
+		} else if (is_token(p, nlen, "content-encoding")) {
+			add_encoding(rq, v, n);
 		} else if (is_token(p, nlen, "origin")) {
 			rq->origin = true;
 		} else if (is_token(p, nlen,

@@ -4,8 +4,8 @@
  * while a request is incomplete, and each call resumes where the last one
  * stopped. Bodies come framed by Content-Length or chunked (decoded into
  * the request). What the router needs of the headers is kept: the method,
- * the path, X-Amz-Target, Authorization, keep-alive, Expect and what
- * CORS needs.
+ * the path, X-Amz-Target, Authorization, keep-alive, Expect, what
+ * CORS needs and Content-Encoding (which http_inflate.h undoes).
  */
 #ifndef KV_HTTP_PARSE_H
 #define KV_HTTP_PARSE_H
@@ -47,6 +47,14 @@ typedef struct http_req {
 	bool origin;
 	char cors_headers[256];
 	char cors_method[32];
+	/*
+	 * Content-Encoding: its value, several such headers joined with
+	 * ", " as one list (RFC 9110, 5.3); "" when absent. encoding_len is
+	 * the whole value's length, more than the field holds when it was
+	 * cut.
+	 */
+	char encoding[64];
+	size_t encoding_len;
 	bool http10;       /* an HTTP/1.0 request */
 	bool keep_alive;   /* HTTP/1.1 unless "close"; 1.0 if "keep-alive" */
 	bool expect;       /* Expect: 100-continue (HTTP/1.1 only) */
@@ -59,7 +67,13 @@ typedef struct http_req {
 	size_t content_length;
 	size_t body_len;   /* once complete */
 	size_t total;      /* bytes the request takes, once complete */
-	char *body;        /* chunked: the decoded body (owned) */
+	/*
+	 * The body when it is not the bytes after the head in the input
+	 * buffer: a chunked body once its framing is taken off, or a body
+	 * whose Content-Encoding was undone (http_inflate). Owned; freed by
+	 * http_req_fini.
+	 */
+	char *body;
 	size_t body_cap;
 } http_req;
 
@@ -82,7 +96,10 @@ void http_req_fini(http_req *rq);
 http_status http_req_parse(http_req *rq, const char *buf, size_t len,
     size_t max_body, bool *send_continue);
 
-/* http_req_body is the body of a complete request parsed from buf. */
+/*
+ * http_req_body is the body of a complete request parsed from buf: in
+ * rq->body when it was decoded (chunked, or inflated), else in buf.
+ */
 const char *http_req_body(const http_req *rq, const char *buf);
 
 #endif

@@ -11,14 +11,19 @@
  * lies inside the buffer (or in its own decoded copy, for chunked
  * bodies), a body over the limit is never complete, and whatever
  * json_read takes on, jansson reads the same way (json_read.h promises
- * it takes on only what jansson would answer identically). Run by
- * tests/fuzz/run.sh http SECONDS (./kv fuzz http SECONDS).
+ * it takes on only what jansson would answer identically). A body with a
+ * Content-Encoding is then decoded as the router decodes it
+ * (router/http/http_inflate.c): a refusal leaves the body as it was and
+ * says why in printable text, and a decoded body is within the limit and
+ * read as above. Run by tests/fuzz/run.sh http SECONDS (./kv fuzz http
+ * SECONDS).
  */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "http_inflate.h"
 #include "http_parse.h"
 #include "json_read.h"
 
@@ -40,6 +45,36 @@ check_body(const char *body, size_t len)
 	arena_fini(&a);
 	json_decref(ours);
 	json_decref(theirs);
+}
+
+static void
+check_inflate(http_req *rq, const char *buf, size_t max_body)
+{
+	const char *was = http_req_body(rq, buf);
+	size_t was_len = rq->body_len;
+	char why[256];
+
+	why[0] = '\0';
+	http_inflate_status st = http_inflate(rq, buf, max_body, why,
+	    sizeof(why));
+	const char *body = http_req_body(rq, buf);
+	if (st != HTTP_INFLATE_OK) {
+		if (body != was || rq->body_len != was_len)
+			abort(); /* a refusal changed the body */
+		if (st != HTTP_INFLATE_BAD && st != HTTP_INFLATE_UNKNOWN)
+			return;
+		if (why[0] == '\0')
+			abort(); /* no reason given */
+		for (const char *p = why; *p != '\0'; p++)
+			if (*p < 0x20 || *p > 0x7e)
+				abort(); /* unprintable: it goes into JSON */
+		return;
+	}
+	if (body == was)
+		return; /* no coding to undo */
+	if (rq->body_len > max_body || body[rq->body_len] != '\0')
+		abort(); /* over the limit, or not terminated as promised */
+	check_body(body, rq->body_len);
 }
 
 int
@@ -82,6 +117,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    body + rq.body_len > buf + at + rq.total))
 			abort();
 		check_body(body, rq.body_len);
+		check_inflate(&rq, buf + at, max_body);
 		at += rq.total;
 		http_req_fini(&rq);
 	}

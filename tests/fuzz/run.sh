@@ -24,8 +24,8 @@ case "$target" in
 expr) ;;
 http)
 	extra=(-I "$root/router" -I "$root/router/http"
-		"$root/router/http/http_parse.c"
-		"$root/router/json_read.c" -ljansson)
+		"$root/router/http/http_parse.c" "$root/router/http/http_inflate.c"
+		"$root/router/json_read.c" -ljansson -lz)
 	maxlen=65536 ;;
 *) echo "fuzz: no target $target (expr, http)"; exit 2 ;;
 esac

@@ -85,7 +85,7 @@ usage(void)
 	    "[--no-capacity] [--sched-normal] [--nng-requests] "
 	    "[--split-after-seconds N] [--split-threshold F] "
 	    "[--split-size-mb N] [--gsi-delay-ms N]\n"
-	    "    [--item-collection-kb N] [--ttl-sweep-ms N] "
+	    "    [--item-collection-kb N] [--ttl-sweep-ms N] [--memory-mb N] "
 	    "[--plant KIND[:N]]\n");
 	exit(2);
 }
@@ -121,6 +121,7 @@ main(int argc, char **argv)
 		else if ((strncmp(argv[i], "--split-", 8) == 0 ||
 		    strcmp(argv[i], "--gsi-delay-ms") == 0 ||
 		    strcmp(argv[i], "--ttl-sweep-ms") == 0 ||
+		    strcmp(argv[i], "--memory-mb") == 0 ||
 		    strcmp(argv[i], "--item-collection-kb") == 0) &&
 		    i + 1 < argc && n_split < 16) {
 			split_opt[n_split++] = argv[i];
@@ -202,7 +203,8 @@ main(int argc, char **argv)
 		    strerror(errno));
 		return 1;
 	}
-	if (store_open_rocks(me->data, sync, &n.st, why, sizeof(why)) !=
+	if (store_open_rocks(me->data, sync, n.cfg.memory_mb, &n.st, why,
+	    sizeof(why)) !=
 	    KV_OK) {
 		fprintf(stderr, "kv-node: %s\n", why);
 		return 1;

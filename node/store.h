@@ -87,12 +87,14 @@ struct store {
 };
 
 /*
- * store_open_rocks opens (creating if needed) a RocksDB store in dir.
+ * store_open_rocks opens (creating if needed) a RocksDB store in dir,
+ * sized for memory_mb of memory (0: the default of the cluster file,
+ * config.h's CONFIG_MEMORY_MB; node/store_rocks.c says how it is shared).
  * Returns KV_OK with an owned store in *out (free with store_close()), or
  * KV_IO with the reason in why[0..whylen).
  */
-kv_err store_open_rocks(const char *dir, bool sync, store **out, char *why,
-    size_t whylen);
+kv_err store_open_rocks(const char *dir, bool sync, uint32_t memory_mb,
+    store **out, char *why, size_t whylen);
 
 /* store_open_mem returns an empty in-memory store. KV_OK or KV_ENOMEM. */
 kv_err store_open_mem(store **out);

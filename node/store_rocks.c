@@ -5,6 +5,22 @@
  * Options are for small values: a bloom filter on point lookups, a bounded
  * block cache (the node's memory budget), no compression of the small upper
  * levels. Writes go through the WAL; `sync` adds an fsync per batch.
+ *
+ * The memory budget (memory-mb, config.h) is shared so: half for the block
+ * cache, which also holds the index and filter blocks (so they cannot grow
+ * past it as the data does), an eighth for each of the two memtables
+ * (RocksDB's default count: one filling, one being flushed), and a
+ * quarter left for the rest of the node (the size index, at most about
+ * 30 MB; threads, buffers, the allocator's slack). The figures behind it
+ * are in docs/design-notes.md, "Cost that stays flat".
+ *
+ * The first 12 bytes of a storage key (table id and hash: an item
+ * collection, core/keyenc.h) are the prefix of a bloom filter in each
+ * memtable: a read of a key whose collection the memtable does not hold
+ * skips the memtable's skip list, which on a large table was a quarter of
+ * a GetItem's CPU (the walk down a 64 MB skip list misses the caches at
+ * every level). Every iterator reads in total order (bounded(), and the
+ * reads of one key need no iterator), so the prefix never limits a scan.
  */
 #include "store.h"
 
@@ -15,7 +31,10 @@
 
 #include <rocksdb/c.h>
 
-#define BLOCK_CACHE_BYTES (64u * 1024 * 1024)
+#define MEMORY_MB_DEFAULT 256 /* config.h's CONFIG_MEMORY_MB */
+#define MEMTABLE_MIN_BYTES (4u << 20)
+#define MEMTABLE_MAX_BYTES (256u << 20)
+#define KEY_PREFIX 12 /* table id and hash */
 #define LOG_LEVEL_INFO 1 /* RocksDB's InfoLogLevel: DEBUG 0, INFO 1, ... */
 #define LOG_FILE_BYTES (8u * 1024 * 1024)
 #define LOG_FILES_KEPT 4
@@ -122,6 +141,8 @@ bounded(const uint8_t *lo, size_t lol, const uint8_t *hi, size_t hil)
 	rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
 	if (ro == NULL)
 		return NULL;
+	/* Scans cross collections (prefixes): never prefix mode. */
+	rocksdb_readoptions_set_total_order_seek(ro, 1);
 	rocksdb_readoptions_set_iterate_lower_bound(ro, (const char *) lo,
 	    lol);
 	if (hi != NULL)
@@ -240,9 +261,16 @@ static const store_ops rocks_ops = {
 };
 
 kv_err
-store_open_rocks(const char *dir, bool sync, store **out, char *why,
-    size_t whylen)
+store_open_rocks(const char *dir, bool sync, uint32_t memory_mb,
+    store **out, char *why, size_t whylen)
 {
+	uint64_t budget = (uint64_t) (memory_mb != 0 ? memory_mb :
+	    MEMORY_MB_DEFAULT) << 20;
+	uint64_t memtable = budget / 8;
+	if (memtable < MEMTABLE_MIN_BYTES)
+		memtable = MEMTABLE_MIN_BYTES;
+	if (memtable > MEMTABLE_MAX_BYTES)
+		memtable = MEMTABLE_MAX_BYTES;
 	rocks *r = calloc(1, sizeof(*r));
 	char *err = NULL;
 	if (r == NULL)
@@ -263,7 +291,9 @@ store_open_rocks(const char *dir, bool sync, store **out, char *why,
 	rocksdb_options_set_max_log_file_size(r->opts, LOG_FILE_BYTES);
 	rocksdb_options_set_keep_log_file_num(r->opts, LOG_FILES_KEPT);
 	r->topts = rocksdb_block_based_options_create();
-	r->cache = rocksdb_cache_create_lru(BLOCK_CACHE_BYTES);
+	r->cache = rocksdb_cache_create_lru(budget / 2);
+	rocksdb_options_set_write_buffer_size(r->opts, memtable);
+	rocksdb_options_set_max_write_buffer_number(r->opts, 2);
 	rocksdb_block_based_options_set_block_cache(r->topts, r->cache);
 	r->filter = rocksdb_filterpolicy_create_bloom_full(10);
 	rocksdb_block_based_options_set_filter_policy(r->topts, r->filter);
@@ -271,6 +301,9 @@ store_open_rocks(const char *dir, bool sync, store **out, char *why,
 	    r->topts, 1);
 	rocksdb_options_set_block_based_table_factory(r->opts, r->topts);
 	rocksdb_options_set_compression(r->opts, rocksdb_no_compression);
+	rocksdb_options_set_prefix_extractor(r->opts,
+	    rocksdb_slicetransform_create_fixed_prefix(KEY_PREFIX));
+	rocksdb_options_set_memtable_prefix_bloom_size_ratio(r->opts, 0.1);
 	r->ropts = rocksdb_readoptions_create();
 	r->wopts = rocksdb_writeoptions_create();
 	rocksdb_writeoptions_set_sync(r->wopts, sync ? 1 : 0);

@@ -67,6 +67,13 @@ transactions per target; the 2-Put transaction's rate over PutItem's
 (target 0.25) and ours over DynamoDB Local's (target 20x); dynalite,
 without transactions, is skipped (chaos/bench/txn.py; JSON in
 .kv/bench/txn.json by default).
+--scale [--items N] [--small-items N] [--item-size B] [--segments S]
+[--memory-mb M]: a table of N items (10,000,000) beside one of 10,000,
+both of item collections: the load rate, bytes on disk, GetItem
+(uniform, Zipf), Query pages of 10 and PutItem overwrites on each, the
+ratio big / small, a full parallel Scan of each, and every node's peak
+resident size against its budget (chaos/bench/scale.py; JSON in
+.kv/bench/scale.json by default).
 """
 
 import argparse
@@ -477,11 +484,18 @@ def main():
     ap.add_argument("--move-before", type=float, default=30)
     ap.add_argument("--move-after", type=float, default=5)
     ap.add_argument("--move-store-rounds", type=int, default=3)
+    ap.add_argument("--scale", action="store_true")
+    ap.add_argument("--items", type=int, default=10000000)
+    ap.add_argument("--small-items", type=int, default=10000)
+    ap.add_argument("--item-size", type=int, default=120)
+    ap.add_argument("--segments", type=int, default=8)
+    ap.add_argument("--memory-mb", type=int, default=0)
     ap.add_argument("--json")
     args = ap.parse_args()
     if args.json is None:
         args.json = os.path.join(REPO, ".kv", "bench", "move.json"
-                                 if args.move else "gsi.json" if args.gsi
+                                 if args.move else "scale.json"
+                                 if args.scale else "gsi.json" if args.gsi
                                  else "txn.json" if args.txn
                                  else "latest.json")
     args.workloads_given = any(a.startswith("--workloads")
@@ -515,6 +529,9 @@ def main():
             return propagation(args)
         if args.memory:
             return memory(args)
+        if args.scale:
+            import scale
+            return scale.bench_scale(args, kvload, start_cluster, LIFTED)
         if args.move:
             import move
             return move.bench_move(args, kvload)

@@ -88,7 +88,7 @@ main(int argc, char **argv)
 
 	char why[256];
 	store *st = NULL;
-	if (store_open_rocks(dir, sync, &st, why, sizeof(why)) != KV_OK) {
+	if (store_open_rocks(dir, sync, 0, &st, why, sizeof(why)) != KV_OK) {
 		fprintf(stderr, "kv-store-rate: %s\n", why);
 		return 1;
 	}

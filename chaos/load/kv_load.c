@@ -48,6 +48,10 @@ static const char usage[] =
     "  --index NAME             query: Query global index NAME (g1 HASH,\n"
     "                           g2 RANGE) for g1 = a bucket, Limit 10;\n"
     "                           --load then writes keys with g1 and g2\n"
+    "  --collections            get, put, query: item collections of sort\n"
+    "                           keys sk 0..9 under every key; get and put\n"
+    "                           one item of a drawn key, query its page of\n"
+    "                           10; --load writes 10 items a key\n"
     "  --seed N                 random seed (default 1)\n"
     "  --no-check               count every 200 as right, skip table checks\n"
     "Load\n"
@@ -90,6 +94,7 @@ enum {
 	OPT_CSV,
 	OPT_LATENCIES,
 	OPT_INDEX_KEYS,
+	OPT_COLLECTIONS,
 	OPT_INDEX,
 	OPT_JSON,
 	OPT_ALLOW_ERRORS,
@@ -123,6 +128,7 @@ static const struct option options[] = {
 	{ "csv", required_argument, NULL, OPT_CSV },
 	{ "latencies", required_argument, NULL, OPT_LATENCIES },
 	{ "index-keys", no_argument, NULL, OPT_INDEX_KEYS },
+	{ "collections", no_argument, NULL, OPT_COLLECTIONS },
 	{ "index", required_argument, NULL, OPT_INDEX },
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "allow-errors", no_argument, NULL, OPT_ALLOW_ERRORS },
@@ -466,6 +472,9 @@ parse(int argc, char **argv, cli *c, run_opts *o)
 		case OPT_INDEX_KEYS:
 			o->index_keys = true;
 			break;
+		case OPT_COLLECTIONS:
+			o->collections = true;
+			break;
 		case OPT_INDEX:
 			/* Index names obey the rule of table names. */
 			if (!table_name_ok(optarg))
@@ -506,6 +515,13 @@ parse(int argc, char **argv, cli *c, run_opts *o)
 	}
 	if (optind < argc)
 		return bad_usage("unexpected argument %s", argv[optind]);
+	if (o->collections && o->kind != WORKLOAD_GET &&
+	    o->kind != WORKLOAD_PUT && o->kind != WORKLOAD_QUERY)
+		return bad_usage("--collections: only with --workload get, "
+		    "put or query, not %s", workload_name(o->kind));
+	if (o->collections && (o->index != NULL || o->index_keys))
+		return bad_usage("--collections: not with %s", o->index_keys ?
+		    "--index-keys" : "--index");
 	if (o->index != NULL && o->kind != WORKLOAD_QUERY)
 		return bad_usage("--index %s: only with --workload query",
 		    o->index);

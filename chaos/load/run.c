@@ -768,6 +768,7 @@ run_main(const run_opts *o)
 	    &o->dist, o->seed, o->check) != KV_OK)
 		goto out;
 	r.w.index_keys = o->index_keys;
+	r.w.collections = o->collections;
 	r.w.index = o->index;
 	r.slots = calloc(o->connections, sizeof(slot));
 	if (r.slots == NULL)

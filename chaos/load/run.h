@@ -33,6 +33,7 @@ typedef struct run_opts {
 	const char *prefix;
 	size_t item_size;
 	bool index_keys;             /* --index-keys (workload.h) */
+	bool collections;            /* --collections (workload.h) */
 	const char *index;           /* --index NAME, or NULL (workload.h) */
 	uint64_t seed;
 	size_t connections;

@@ -145,7 +145,8 @@ workload_distinct_keys(const zipf *keys)
 static bool
 table_has_sk(const workload *w)
 {
-	return workload_range_key(w->kind) && w->index == NULL;
+	return (workload_range_key(w->kind) || w->collections) &&
+	    w->index == NULL;
 }
 
 kv_err
@@ -363,6 +364,26 @@ index_query(workload *w, workload_req *req, http_buf *body)
 	    w->table, w->index, req->key, req->limit);
 }
 
+/*
+ * --collections: GetItem or PutItem (an overwrite, of the item's size) of
+ * sort key 0..9, drawn uniformly, under the drawn key.
+ */
+static kv_err
+collection_request(workload *w, workload_op op, workload_req *req,
+    http_buf *body)
+{
+	req->sk = (int64_t) zipf_rng_below(&w->key_rng, YCSB_E_ITEMS);
+	if (op == WORKLOAD_OP_GET)
+		return http_buf_printf(body,
+		    "{\"TableName\":\"%s\",\"Key\":{\"pk\":{\"S\":\"%s\"},"
+		    "\"sk\":{\"N\":\"%" PRId64 "\"}}}",
+		    w->table, req->key, req->sk);
+	return http_buf_printf(body,
+	    "{\"TableName\":\"%s\",\"Item\":{\"pk\":{\"S\":\"%s\"},"
+	    "\"sk\":{\"N\":\"%" PRId64 "\"},\"v\":{\"S\":\"%s\"}}}",
+	    w->table, req->key, req->sk, w->pad);
+}
+
 kv_err
 workload_request(workload *w, workload_op op, workload_req *req,
     http_buf *body)
@@ -376,11 +397,13 @@ workload_request(workload *w, workload_op op, workload_req *req,
 		return txn_request(w, req, body);
 	if (w->kind == WORKLOAD_UPDATE_COUNTER) {
 		snprintf(req->key, sizeof(req->key), "%s", HOT_KEY);
-	} else if (w->kind == WORKLOAD_QUERY) {
+	} else if (w->kind == WORKLOAD_QUERY && !w->collections) {
 		snprintf(req->key, sizeof(req->key), "%s", QUERY_PK);
 	} else if ((e = draw_key(w, req->key, sizeof(req->key))) != KV_OK) {
 		return e;
 	}
+	if (w->collections && (op == WORKLOAD_OP_GET || op == WORKLOAD_OP_PUT))
+		return collection_request(w, op, req, body);
 	switch (op) {
 	case WORKLOAD_OP_GET:
 		return http_buf_printf(body,
@@ -450,6 +473,8 @@ workload_request(workload *w, workload_op op, workload_req *req,
 			    w->table, req->key, req->sk, req->limit);
 		}
 		req->limit = QUERY_LIMIT;
+		if (w->collections)
+			req->sk = 0; /* the whole collection: sk 0..9 */
 		return http_buf_printf(body,
 		    "{\"TableName\":\"%s\",\"KeyConditionExpression\":"
 		    "\"pk = :p\",\"ExpressionAttributeValues\":{\":p\":"
@@ -602,7 +627,7 @@ check_page(const workload *w, const workload_req *req, jscan_val j)
 	if (jscan_kind_of(items) != JSCAN_ARRAY || !jscan_int(count, &n))
 		return "BadShape";
 	long long lo = req->limit, hi = req->limit;
-	if (w->kind == WORKLOAD_YCSB_E) {
+	if (w->kind == WORKLOAD_YCSB_E || w->collections) {
 		/* sk 0..9 were loaded, and puts only add sk >= 10. */
 		if (lo > YCSB_E_ITEMS - req->sk)
 			lo = YCSB_E_ITEMS - req->sk;
@@ -806,7 +831,7 @@ workload_create_table(const workload *w, http_buf *body)
 {
 	if (w->index != NULL)
 		return create_indexed_table(w, body);
-	if (workload_range_key(w->kind))
+	if (table_has_sk(w))
 		return http_buf_printf(body,
 		    "{\"TableName\":\"%s\","
 		    "\"BillingMode\":\"PAY_PER_REQUEST\","
@@ -952,7 +977,8 @@ workload_table_ready(const workload *w, const char *body, size_t len,
 static uint64_t
 per_key(const workload *w)
 {
-	return w->kind == WORKLOAD_YCSB_E ? YCSB_E_ITEMS : 1;
+	return w->kind == WORKLOAD_YCSB_E || w->collections ? YCSB_E_ITEMS :
+	    1;
 }
 
 /* Keys the data set has: every rank, rank 0 as its shards if sharded. */
@@ -975,6 +1001,8 @@ workload_load_items(const workload *w)
 	case WORKLOAD_TXN_GET4:
 		return key_count(w) * per_key(w);
 	case WORKLOAD_QUERY:
+		if (w->collections)
+			return key_count(w) * per_key(w);
 		return w->index != NULL ? key_count(w) : QUERY_ITEMS;
 	default:
 		return 0;
@@ -985,7 +1013,7 @@ workload_load_items(const workload *w)
 static kv_err
 load_item(const workload *w, uint64_t i, http_buf *body)
 {
-	if (w->kind == WORKLOAD_QUERY && w->index == NULL)
+	if (w->kind == WORKLOAD_QUERY && w->index == NULL && !w->collections)
 		return http_buf_printf(body,
 		    "{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":\"%s\"},"
 		    "\"sk\":{\"N\":\"%" PRIu64 "\"},\"v\":{\"S\":\"%s\"}}}}",
@@ -995,7 +1023,7 @@ load_item(const workload *w, uint64_t i, http_buf *body)
 	kv_err e = zipf_key_format(&key, w->prefix, name, sizeof(name));
 	if (e != KV_OK)
 		return e;
-	if (w->kind == WORKLOAD_YCSB_E)
+	if (w->kind == WORKLOAD_YCSB_E || w->collections)
 		return http_buf_printf(body,
 		    "{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":\"%s\"},"
 		    "\"sk\":{\"N\":\"%" PRIu64 "\"},\"v\":{\"S\":\"%s\"}}}}",

@@ -125,6 +125,11 @@ typedef struct workload {
 	 * written with --index-keys (g1 HASH, g2 RANGE) instead of the item
 	 * collection "q"; NULL otherwise. Borrowed, like table. */
 	const char *index;
+	/* --collections: the data set is item collections, sort keys sk
+	 * 0..9 under every key (ycsb-e's); get and put address one item
+	 * of a drawn collection, query reads a drawn collection's page of
+	 * 10. */
+	bool collections;
 	char *pad;        /* owned: item_size bytes and a NUL */
 } workload;
 

@@ -5,6 +5,7 @@
  * verdicts as the jansson-based check kv-load used before (kept below as
  * the reference).
  */
+#define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <limits.h>
@@ -400,6 +401,46 @@ Test(workload, ycsb_e_page_bounds)
 	/* Below the requested start. */
 	const char *const low[] = { "6", "7", "8" };
 	expect_wrong(&w, &r, page(buf, sizeof(buf), "3", "k3", low, 3),
+	    "BadPage");
+	workload_fini(&w);
+}
+
+/* --collections: one item of a collection by pk and sk, pages of 10. */
+Test(workload, collections_address_items_and_pages)
+{
+	workload w;
+	http_buf b;
+	workload_req r;
+	char buf[2048];
+	make(&w, WORKLOAD_GET);
+	w.collections = true;
+	for (workload_op op = WORKLOAD_OP_GET; op <= WORKLOAD_OP_PUT; op++) {
+		http_buf_init(&b);
+		cr_assert_eq(workload_request(&w, op, &r, &b), KV_OK);
+		cr_assert(r.sk >= 0 && r.sk <= 9, "sk %lld", (long long) r.sk);
+		char want[64];
+		snprintf(want, sizeof(want), "\"sk\":{\"N\":\"%lld\"}",
+		    (long long) r.sk);
+		cr_assert_not_null(memmem(b.p, b.len, want, strlen(want)),
+		    "%.*s", (int) b.len, b.p);
+		cr_assert_not_null(memmem(b.p, b.len, r.key, strlen(r.key)));
+		http_buf_fini(&b);
+	}
+	cr_assert_eq(workload_load_items(&w), 100 * 10);
+	workload_fini(&w);
+
+	make(&w, WORKLOAD_QUERY);
+	w.collections = true;
+	http_buf_init(&b);
+	cr_assert_eq(workload_request(&w, WORKLOAD_OP_QUERY, &r, &b), KV_OK);
+	cr_assert_eq(r.sk, 0);
+	cr_assert_eq(r.limit, 10);
+	cr_assert_neq(strcmp(r.key, "q"), 0, "a drawn key, not q");
+	http_buf_fini(&b);
+	expect_ok(&w, &r, page(buf, sizeof(buf), "10", r.key, ten, 10));
+	expect_wrong(&w, &r, page(buf, sizeof(buf), "9", r.key, ten, 9),
+	    "BadPage");
+	expect_wrong(&w, &r, page(buf, sizeof(buf), "10", "k0x", ten, 10),
 	    "BadPage");
 	workload_fini(&w);
 }

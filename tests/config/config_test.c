@@ -659,6 +659,20 @@ Test(config, ttl_sweep_period_has_a_default_and_loads)
 	cr_assert_eq(c.ttl_sweep_ms, 40);
 }
 
+Test(config, memory_budget_has_a_default_and_loads)
+{
+	expect_loads("node ipc://@/n0 @/d0\n");
+	cr_assert_eq(C.memory_mb, CONFIG_MEMORY_MB);
+	expect_loads("memory-mb 1024\nnode ipc://@/n0 @/d0\n");
+	cr_assert_eq(C.memory_mb, 1024);
+	config c;
+	cr_assert_eq(config_split_option(&c, "--memory-mb", "31"), KV_EINVAL,
+	    "below 32 MB");
+	cr_assert_eq(config_split_option(&c, "--memory-mb", "x"), KV_EINVAL);
+	cr_assert_eq(config_split_option(&c, "--memory-mb", "64"), KV_OK);
+	cr_assert_eq(c.memory_mb, 64);
+}
+
 Test(config, split_setting_given_twice_keeps_the_last)
 {
 	expect_loads(

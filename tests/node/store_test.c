@@ -47,7 +47,7 @@ open_engine(engine e)
 	}
 	strcpy(dir, "/tmp/kv-store-test-XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
-	cr_assert_eq(store_open_rocks(dir, false, &S, why, sizeof(why)), KV_OK,
+	cr_assert_eq(store_open_rocks(dir, false, 0, &S, why, sizeof(why)), KV_OK,
 	    "%s", why);
 }
 
@@ -58,7 +58,7 @@ reopen_rocks(void)
 
 	store_close(S);
 	S = NULL;
-	cr_assert_eq(store_open_rocks(dir, false, &S, why, sizeof(why)), KV_OK,
+	cr_assert_eq(store_open_rocks(dir, false, 0, &S, why, sizeof(why)), KV_OK,
 	    "%s", why);
 }
 
@@ -913,7 +913,7 @@ Test(store, rocks_kill_keeps_written_and_flushed_batches)
 	cr_assert_neq(pid, -1);
 	if (pid == 0) {
 		char why[256];
-		if (store_open_rocks(dir, false, &S, why, sizeof(why)) != KV_OK)
+		if (store_open_rocks(dir, false, 0, &S, why, sizeof(why)) != KV_OK)
 			_exit(3);
 		put_buffered("a-buffered", "1");
 		/* Seen at once, before any flush. */
@@ -936,7 +936,7 @@ Test(store, rocks_kill_keeps_written_and_flushed_batches)
 	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
 	    "child ended with status %d", st);
 	char why[256] = "";
-	cr_assert_eq(store_open_rocks(dir, false, &S, why, sizeof(why)), KV_OK,
+	cr_assert_eq(store_open_rocks(dir, false, 0, &S, why, sizeof(why)), KV_OK,
 	    "%s", why);
 	expect_value("a-buffered", 10, "1", 1);
 	expect_value("b-written", 9, "2", 1);
@@ -975,7 +975,7 @@ Test(store, rocks_sync_store_round_trips)
 
 	strcpy(dir, "/tmp/kv-store-test-XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
-	cr_assert_eq(store_open_rocks(dir, true, &S, why, sizeof(why)), KV_OK,
+	cr_assert_eq(store_open_rocks(dir, true, 0, &S, why, sizeof(why)), KV_OK,
 	    "%s", why);
 	put("k", 1, "v", 1);
 	reopen_rocks();
@@ -995,7 +995,7 @@ Test(store, rocks_open_failure_is_io_with_reason)
 	FILE *f = fopen(path, "w");
 	cr_assert_not_null(f);
 	fclose(f);
-	cr_assert_eq(store_open_rocks(path, false, &s, why, sizeof(why)),
+	cr_assert_eq(store_open_rocks(path, false, 0, &s, why, sizeof(why)),
 	    KV_IO);
 	cr_assert_null(s);
 	cr_assert_neq(why[0], '\0', "the reason should be filled in");

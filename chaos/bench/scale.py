@@ -1,0 +1,272 @@
+"""scale.py — ./kv bench --scale: does the cluster cost the same when its
+table holds ten million items as when it holds ten thousand?
+
+On a fresh cluster of its own (three nodes, one router, the ceilings
+lifted as ./kv bench runs; --memory-mb gives each node its memory
+budget, the cluster file's memory-mb):
+
+ 1. Loads a small table (--small-items, 10,000) and a big one (--items,
+    10,000,000), both of item collections of ten sort keys each (kv-load
+    --collections: pk of the key's rank, sk 0..9, a pad of
+    --item-size bytes, which with the keys makes items of about 150
+    bytes as DynamoDB counts them), with BatchWriteItem over 32
+    connections; the big load's rate is items/s. Bytes on disk (the
+    nodes' data folders) after the loads.
+ 2. The same workloads on both tables, closed loop, --connections
+    connections, --seconds each, --rounds rounds, small and big
+    alternating within each round: GetItem of one item (keys uniform,
+    and Zipf 0.99), Query of a collection's page of 10 (uniform), and
+    PutItem overwriting an item (uniform). Each workload's figure is
+    the median over the rounds; the ratio is big / small.
+ 3. A full parallel Scan of each table (--segments segments at once,
+    pages of 1 MB): items/s.
+ 4. The nodes' resident sizes, sampled twice a second throughout; the
+    largest is reported per node, and checked against the budget.
+
+Targets (issue: flat cost at ten million items): GetItem and Query at
+least 0.9 of the small table's; PutItem at least 0.8; the Scan at least
+200,000 items/s; the load at least 40,000 items/s; every node's resident
+size within its budget (below 500 MB with the default). The verdict
+line says which hold; exit status 1 when one does not. JSON in
+.kv/bench/scale.json by default.
+"""
+
+import http.client
+import json
+import os
+import re
+import statistics
+import subprocess
+import threading
+import time
+
+SMALL = "scale-small"
+BIG = "scale-big"
+PER_KEY = 10                 # kv-load --collections: sk 0..9
+WORKLOADS = [                # name, kv-load workload, extra options
+    ("GetItem", "get", []),
+    ("GetItem zipf", "get", ["--dist", "zipf:0.99"]),
+    ("Query 10", "query", []),
+    ("PutItem", "put", []),
+]
+TARGET_READ = 0.9
+TARGET_PUT = 0.8
+TARGET_SCAN = 200000
+TARGET_LOAD = 40000
+DEFAULT_BUDGET_MB = 500
+
+
+def rss_mb(pid):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return 0.0
+
+
+def du_bytes(path):
+    total = 0
+    for root, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.stat(os.path.join(root, f)).st_blocks * 512
+            except OSError:
+                pass
+    return total
+
+
+class Sampler:
+    """Samples every node's resident size twice a second, keeping each
+    node's largest."""
+
+    def __init__(self, nodes):
+        self.nodes = nodes
+        self.peak = [0.0] * len(nodes)
+        self.stop = threading.Event()
+        self.th = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        while not self.stop.is_set():
+            for i, n in enumerate(self.nodes):
+                if n.p is not None:
+                    self.peak[i] = max(self.peak[i], rss_mb(n.p.pid))
+            self.stop.wait(0.5)
+
+    def __enter__(self):
+        self.th.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.th.join()
+
+
+COUNT = re.compile(rb'"Count":(\d+)')
+
+
+def scan_segment(host, port, table, segment, segments, counts, errors):
+    """Scans one segment to its end over one connection, counting items;
+    reads only Count and LastEvaluatedKey of each page."""
+    conn = http.client.HTTPConnection(host, port, timeout=120)
+    start = None
+    n = 0
+    try:
+        while True:
+            req = {"TableName": table, "Segment": segment,
+                   "TotalSegments": segments}
+            if start is not None:
+                req["ExclusiveStartKey"] = start
+            conn.request("POST", "/", json.dumps(req), {
+                "Content-Type": "application/x-amz-json-1.0",
+                "X-Amz-Target": "DynamoDB_20120810.Scan",
+                "Authorization": "AWS4-HMAC-SHA256 Credential=x/20260101/"
+                                 "us-east-1/dynamodb/aws4_request, "
+                                 "SignedHeaders=host, Signature=0"})
+            r = conn.getresponse()
+            body = r.read()
+            if r.status != 200:
+                errors.append(body[:300])
+                return
+            m = COUNT.search(body)
+            n += int(m.group(1)) if m else 0
+            at = body.rfind(b'"LastEvaluatedKey":')
+            if at < 0:
+                break
+            # The key is the last member: the rest less the closing brace.
+            start = json.loads(body[at + len('"LastEvaluatedKey":'):-1])
+    finally:
+        conn.close()
+        counts[segment] = n
+
+
+def parallel_scan(url, table, segments):
+    """Items/s and items of a full parallel Scan of table."""
+    host, port = url.split("//", 1)[1].rsplit(":", 1)
+    counts = [0] * segments
+    errors = []
+    ths = [threading.Thread(target=scan_segment, args=(
+        host, int(port), table, s, segments, counts, errors))
+        for s in range(segments)]
+    t0 = time.monotonic()
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join()
+    took = time.monotonic() - t0
+    if errors:
+        raise RuntimeError("Scan of %s failed: %s" % (table, errors[0]))
+    return sum(counts) / took, sum(counts), took
+
+
+def load(args, kvload, url, table, keys):
+    t0 = time.monotonic()
+    kvload(args, url, ["--table", table, "--create", "--load",
+                       "--workload", "get", "--collections", "--keys",
+                       str(keys), "--item-size", str(args.item_size),
+                       "--connections", "32", "--duration", "0"])
+    return time.monotonic() - t0
+
+
+def bench_scale(args, kvload, start_cluster, lifted):
+    settings = list(lifted)
+    budget = args.memory_mb or DEFAULT_BUDGET_MB
+    if args.memory_mb:
+        settings.append("memory-mb %d" % args.memory_mb)
+    kv = start_cluster(args, settings, "kv")
+    cluster = args.clusters[-1]
+    big_keys = max(1, args.items // PER_KEY)
+    small_keys = max(1, args.small_items // PER_KEY)
+    print("kv bench --scale: %d cores; %d items (big) and %d (small) in "
+          "collections of %d, %d-byte pads; %d connections, %g s per run, "
+          "%d round(s); memory budget %d MB a node%s" % (
+              os.cpu_count(), big_keys * PER_KEY, small_keys * PER_KEY,
+              PER_KEY, args.item_size, args.connections, args.seconds,
+              args.rounds, budget, "" if args.memory_mb else " (default)"),
+          flush=True)
+    out = {"items": big_keys * PER_KEY, "small_items": small_keys * PER_KEY,
+           "item_size": args.item_size, "budget_mb": budget,
+           "seconds": args.seconds, "rounds": args.rounds,
+           "connections": args.connections}
+    bad = []
+    with Sampler(cluster.nodes) as sampler:
+        load(args, kvload, kv.url, SMALL, small_keys)
+        took = load(args, kvload, kv.url, BIG, big_keys)
+        rate = big_keys * PER_KEY / took
+        out["load_items_per_s"] = rate
+        out["load_seconds"] = took
+        disk = du_bytes(os.path.join(cluster.dir, "data"))
+        out["disk_bytes"] = disk
+        print("loaded %d items in %.0f s: %.0f items/s; %.1f MB on disk"
+              % (big_keys * PER_KEY, took, rate, disk / 1e6), flush=True)
+        res = {name: {SMALL: [], BIG: []} for name, _, _ in WORKLOADS}
+        for r in range(args.rounds):
+            for name, wl, extra in WORKLOADS:
+                order = [SMALL, BIG] if r % 2 == 0 else [BIG, SMALL]
+                for t in order:
+                    keys = small_keys if t == SMALL else big_keys
+                    s = kvload(args, kv.url, [
+                        "--table", t, "--workload", wl, "--collections",
+                        "--keys", str(keys), "--item-size",
+                        str(args.item_size), "--connections",
+                        str(args.connections), "--duration",
+                        str(args.seconds)] + extra)
+                    if s.get("_failed"):
+                        bad.append("%s on %s: %s" % (name, t,
+                                                     s["_stdout"][-300:]))
+                    res[name][t].append(s["totals"]["ok_per_s"])
+        scans = {}
+        for t in (SMALL, BIG):
+            per_s, n, secs = parallel_scan(kv.url, t, args.segments)
+            want = (small_keys if t == SMALL else big_keys) * PER_KEY
+            if n != want:
+                bad.append("Scan of %s counted %d items, not %d" % (
+                    t, n, want))
+            scans[t] = {"items_per_s": per_s, "items": n, "seconds": secs}
+    out["rss_peak_mb"] = sampler.peak
+    print("\n%-14s %14s %14s %8s %8s" % ("workload", "10k ops/s",
+                                         "big ops/s", "ratio", "target"))
+    verdicts = []
+    out["workloads"] = {}
+    for name, _, _ in WORKLOADS:
+        small = statistics.median(res[name][SMALL])
+        big = statistics.median(res[name][BIG])
+        ratio = big / small if small else 0.0
+        target = TARGET_PUT if name == "PutItem" else TARGET_READ
+        out["workloads"][name] = {"small_ops_per_s": small,
+                                  "big_ops_per_s": big, "ratio": ratio,
+                                  "rounds_small": res[name][SMALL],
+                                  "rounds_big": res[name][BIG]}
+        print("%-14s %14.0f %14.0f %8.2f %8.2f" % (name, small, big, ratio,
+                                                   target))
+        verdicts.append(("%s %.2f >= %.2f" % (name, ratio, target),
+                         ratio >= target))
+    print("%-14s %14.0f %14.0f   items/s (target %d on the big table)" % (
+        "Scan", scans[SMALL]["items_per_s"], scans[BIG]["items_per_s"],
+        TARGET_SCAN))
+    out["scan"] = scans
+    verdicts.append(("Scan %.0f items/s >= %d" % (
+        scans[BIG]["items_per_s"], TARGET_SCAN),
+        scans[BIG]["items_per_s"] >= TARGET_SCAN))
+    verdicts.append(("load %.0f items/s >= %d" % (rate, TARGET_LOAD),
+                     rate >= TARGET_LOAD))
+    for i, p in enumerate(sampler.peak):
+        print("node %d: peak resident %.0f MB (budget %d MB)" % (i, p,
+                                                                 budget))
+    verdicts.append(("resident %.0f MB <= %d MB" % (max(sampler.peak),
+                                                     budget),
+                     max(sampler.peak) <= budget))
+    out["verdicts"] = [{"check": v, "holds": ok} for v, ok in verdicts]
+    print("\nverdict: " + "; ".join(
+        "%s %s" % (v, "holds" if ok else "DOES NOT HOLD")
+        for v, ok in verdicts))
+    os.makedirs(os.path.dirname(args.json), exist_ok=True)
+    with open(args.json, "w") as f:
+        json.dump(out, f, indent=1)
+    for b in bad:
+        print("FAILED: " + b)
+    if bad:
+        return 1
+    return 0 if all(ok for _, ok in verdicts) else 1

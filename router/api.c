@@ -50,6 +50,13 @@ static const struct {
 	{ "TagResource", ops_tags_tag, -1 },
 	{ "UntagResource", ops_tags_untag, -1 },
 	{ "ListTagsOfResource", ops_tags_list, -1 },
+	{ "CreateBackup", ops_backup_create, -1 },
+	{ "DescribeBackup", ops_backup_describe, -1 },
+	{ "ListBackups", ops_backup_list, -1 },
+	{ "DeleteBackup", ops_backup_delete, -1 },
+	{ "RestoreTableFromBackup", ops_backup_restore, -1 },
+	{ "DescribeContinuousBackups", ops_backup_continuous, -1 },
+	{ "UpdateContinuousBackups", ops_backup_continuous_update, -1 },
 };
 
 void

@@ -63,6 +63,13 @@ void ops_table_ttl_describe(api_ctx *c, json_t *body, reply *out);
 void ops_tags_tag(api_ctx *c, json_t *body, reply *out);
 void ops_tags_untag(api_ctx *c, json_t *body, reply *out);
 void ops_tags_list(api_ctx *c, json_t *body, reply *out);
+void ops_backup_create(api_ctx *c, json_t *body, reply *out);
+void ops_backup_describe(api_ctx *c, json_t *body, reply *out);
+void ops_backup_list(api_ctx *c, json_t *body, reply *out);
+void ops_backup_delete(api_ctx *c, json_t *body, reply *out);
+void ops_backup_restore(api_ctx *c, json_t *body, reply *out);
+void ops_backup_continuous(api_ctx *c, json_t *body, reply *out);
+void ops_backup_continuous_update(api_ctx *c, json_t *body, reply *out);
 /* GET /status (ops_status.c): the status page, and its JSON feed. */
 extern const char ops_status_page[];
 void ops_status_json(router *r, reply *out);

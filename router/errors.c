@@ -67,17 +67,51 @@ static const struct {
 	    "com.amazon.coral.service#UnrecognizedClientException" },
 	[ERR_INVALID_SIGNATURE] = { 400,
 	    "com.amazon.coral.service#InvalidSignatureException" },
+	[ERR_TABLE_NOT_FOUND] = { 400,
+	    "com.amazonaws.dynamodb.v20120810#TableNotFoundException" },
+	[ERR_TABLE_IN_USE] = { 400,
+	    "com.amazonaws.dynamodb.v20120810#TableInUseException" },
+	[ERR_TABLE_EXISTS] = { 400,
+	    "com.amazonaws.dynamodb.v20120810#TableAlreadyExistsException" },
+	[ERR_BACKUP_NOT_FOUND] = { 400,
+	    "com.amazonaws.dynamodb.v20120810#BackupNotFoundException" },
+	[ERR_BACKUP_IN_USE] = { 400,
+	    "com.amazonaws.dynamodb.v20120810#BackupInUseException" },
 };
 
 static const char fallback[] =
     "{\"__type\":\"com.amazonaws.dynamodb.v20120810#InternalServerError\","
     "\"message\":\"out of memory\"}";
 
+/*
+ * Cuts a UTF-8 sequence that truncation left incomplete at the end of s:
+ * a message quoting a long value (a name in a "Value '...' at" clause)
+ * must still go into the JSON body, which jansson refuses to build from
+ * invalid UTF-8.
+ */
+static void
+trim_utf8(char *s)
+{
+	size_t n = strlen(s), i = n, cont = 0;
+	while (i > 0 && ((unsigned char) s[i - 1] & 0xC0) == 0x80 && cont < 3) {
+		i--;
+		cont++;
+	}
+	if (i == 0)
+		return;
+	unsigned char lead = (unsigned char) s[i - 1];
+	size_t want = lead >= 0xF0 ? 3 : lead >= 0xE0 ? 2 : lead >= 0xC0 ? 1 :
+	    0;
+	if (lead >= 0xC0 && cont < want)
+		s[i - 1] = '\0';
+}
+
 static void
 reply_v(reply *r, api_error e, json_t *extra, const char *fmt, va_list ap)
 {
 	char msg[2048];
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (vsnprintf(msg, sizeof(msg), fmt, ap) >= (int) sizeof(msg))
+		trim_utf8(msg);
 
 	json_t *j = json_pack("{s:s,s:s}", "__type", kinds[e].type,
 	    "message", msg);

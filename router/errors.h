@@ -35,6 +35,11 @@ typedef enum api_error {
 	ERR_INCOMPLETE_SIGNATURE, /* IncompleteSignatureException */
 	ERR_UNRECOGNIZED_CLIENT, /* UnrecognizedClientException */
 	ERR_INVALID_SIGNATURE,   /* InvalidSignatureException */
+	ERR_TABLE_NOT_FOUND,     /* TableNotFoundException (backups) */
+	ERR_TABLE_IN_USE,        /* TableInUseException */
+	ERR_TABLE_EXISTS,        /* TableAlreadyExistsException */
+	ERR_BACKUP_NOT_FOUND,    /* BackupNotFoundException */
+	ERR_BACKUP_IN_USE,       /* BackupInUseException */
 } api_error;
 
 /*

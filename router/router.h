@@ -17,7 +17,7 @@
 typedef struct route_snapshot route_snapshot;
 
 /* The operations api.c serves, for per-operation counters. */
-#define API_N_OPS 22
+#define API_N_OPS 29
 
 /* Answers of one operation, by outcome (relaxed atomics; for /metrics). */
 typedef struct api_counters {

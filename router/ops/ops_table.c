@@ -175,13 +175,8 @@ describe_indexes(api_ctx *c, const table *t, bool with_counts,
 	return busy;
 }
 
-/*
- * The TableDescription of t. with_counts adds ItemCount and TableSizeBytes
- * (and the indexes') from the owners (DescribeTable), which needs network
- * calls.
- */
-static json_t *
-describe(api_ctx *c, const table *t, bool with_counts)
+json_t *
+ops_table_json(api_ctx *c, const table *t, bool with_counts)
 {
 	char arn[512];
 	json_t *defs = json_array();
@@ -232,6 +227,9 @@ describe(api_ctx *c, const table *t, bool with_counts)
 	if (t->status == TABLE_ACTIVE && (busy || index_deleting(c, t)))
 		json_object_set_new(j, "TableStatus", json_string("UPDATING"));
 	json_object_set_new(j, "DeletionProtectionEnabled", json_false());
+	if (t->restore_arn != NULL)
+		json_object_set_new(j, "RestoreSummary", ops_backup_summary(c,
+		    t));
 	return j;
 }
 
@@ -265,6 +263,20 @@ attr_type(const char *s)
 #define MAX_DEFS 64 /* AttributeDefinitions of one request */
 
 /*
+ * A key attribute's name is 1 to 255 long (DynamoDB's API reference,
+ * KeySchemaElement and AttributeDefinition), checked with the other shapes
+ * of element i of list `list`. Other attributes' names may be 64 KB.
+ */
+static void
+check_key_name(req_errors *e, const char *name, const char *list, size_t i)
+{
+	char member[96];
+	snprintf(member, sizeof(member), "%s.%zu.member.attributeName", list,
+	    i + 1);
+	req_check_length(e, name, 1, 255, member);
+}
+
+/*
  * Reads AttributeDefinitions (defs_j; NULL when absent) into dn and dt
  * (at most MAX_DEFS each, borrowed from the JSON) and *nd, adding their
  * violations to *e. Returns true, or false after filling *out for an
@@ -290,6 +302,8 @@ read_defs(json_t *defs_j, req_errors *e, const char **dn, const char **dt,
 			    "'attributeDefinitions.%zu.member.attributeName' "
 			    "failed to satisfy constraint: Member must not be "
 			    "null", i + 1);
+		else
+			check_key_name(e, dn[i], "attributeDefinitions", i);
 		if (attr_type(dt[i]) == 0)
 			req_errors_add(e, "Value '%s' at "
 			    "'attributeDefinitions.%zu.member.attributeType' "
@@ -351,6 +365,8 @@ ops_table_create(api_ctx *c, json_t *body, reply *out)
 			req_errors_add(&e, "Value null at "
 			    "'keySchema.%zu.member.attributeName' failed to "
 			    "satisfy constraint: Member must not be null", i + 1);
+		else
+			check_key_name(&e, kn[i], "keySchema", i);
 		if (kt[i] == NULL || (strcmp(kt[i], "HASH") != 0 &&
 		    strcmp(kt[i], "RANGE") != 0))
 			req_errors_add(&e, "Value '%s' at "
@@ -488,7 +504,7 @@ ops_table_create(api_ctx *c, json_t *body, reply *out)
 	} else {
 		route_refresh(c->r);
 		api_reply_json(out, json_pack("{s:o}", "TableDescription",
-		    describe(c, resp.table, false)));
+		    ops_table_json(c, resp.table, false)));
 	}
 	wire_response_fini(&resp);
 }
@@ -560,7 +576,7 @@ ops_table_describe(api_ctx *c, json_t *body, reply *out)
 	const table *t = control_find(c, body, out);
 	if (t == NULL)
 		return;
-	json_t *d = describe(c, t, true);
+	json_t *d = ops_table_json(c, t, true);
 	route_read_unlock();
 	api_reply_json(out, json_pack("{s:o}", "Table", d));
 }
@@ -678,7 +694,7 @@ change_reply(api_ctx *c, rpc_response *resp, const char *name, reply *out)
 		return;
 	route_refresh(c->r);
 	api_reply_json(out, json_pack("{s:o}", "TableDescription",
-	    describe(c, resp->table, false)));
+	    ops_table_json(c, resp->table, false)));
 	wire_response_fini(resp);
 }
 
@@ -964,7 +980,7 @@ ops_table_update(api_ctx *c, json_t *body, reply *out)
 	if (!table_change && n_changes == 0) {
 		/* Nothing to change: accepted, and the table stays ACTIVE. */
 		api_reply_json(out, json_pack("{s:o}", "TableDescription",
-		    describe(c, &cur, false)));
+		    ops_table_json(c, &cur, false)));
 		goto out;
 	}
 
@@ -996,7 +1012,7 @@ ops_table_update(api_ctx *c, json_t *body, reply *out)
 	}
 
 	route_refresh(c->r);
-	json_t *d = describe(c, resp.table, false);
+	json_t *d = ops_table_json(c, resp.table, false);
 	/* The create or delete, if any, is the first change. */
 	if (n_changes > 0 && changes[0].kind != INDEX_CHANGE_THROUGHPUT) {
 		char arn[512];

@@ -11,6 +11,16 @@
 #include "catalog.h"
 #include "wire.h"
 
+/*
+ * ops_table_json: the TableDescription of t. with_counts adds ItemCount
+ * and TableSizeBytes (and the indexes') from the owners (DescribeTable),
+ * which needs network calls.
+ */
+json_t *ops_table_json(api_ctx *c, const table *t, bool with_counts);
+
+/* ops_backup_summary: the RestoreSummary of t, restored from a backup. */
+json_t *ops_backup_summary(api_ctx *c, const table *t);
+
 /* A borrowed table naming `name` for a change request to the catalog
  * node (the fields every table on the wire must have). */
 void ops_change_table(table *t, const char *name, billing_mode billing);

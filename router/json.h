@@ -30,6 +30,18 @@ typedef struct json_error {
 	char msg[512];
 } json_error;
 
+/* DynamoDB's longest attribute name, in bytes (names of 64 KB fail). */
+#define JSON_MAX_NAME 65535
+
+/*
+ * json_check_name checks an attribute name of len bytes (an item's, or a
+ * name given in AttributesToGet, Expected,
+ * AttributeUpdates, a legacy filter or ExpressionAttributeNames): not
+ * empty, at most JSON_MAX_NAME bytes. Returns KV_OK, or KV_EINVAL with
+ * DynamoDB's ValidationException text in *err. Borrows name.
+ */
+kv_err json_check_name(const char *name, size_t len, json_error *err);
+
 /*
  * json_to_value converts one AttributeValue object into *out, allocating in
  * a. depth is the nesting level of j (0 for a top-level attribute; each M
@@ -41,8 +53,9 @@ kv_err json_to_value(arena *a, const json_t *j, int depth, value *out,
 
 /*
  * json_to_item converts an object of attribute name -> AttributeValue (an
- * Item, a Key or ExpressionAttributeValues) into a value of type M.
- * Same results as json_to_value.
+ * Item, a Key or an ExclusiveStartKey) into a value of type M, its names
+ * checked with json_check_name (those of nested maps are not). Same results
+ * as json_to_value.
  */
 kv_err json_to_item(arena *a, const json_t *j, value *out, json_error *err);
 

@@ -154,6 +154,41 @@ req_check_table_name(req_errors *e, const char *name, const char *member)
 		    "equal to 255", name, member);
 }
 
+void
+req_check_length(req_errors *e, const char *v, size_t min, size_t max,
+    const char *member)
+{
+	/*
+	 * Coral counts characters; DynamoDB also refuses a key name of more
+	 * than 255 bytes that has fewer characters (the Constraints page:
+	 * "the total encoded size of each name cannot exceed 255 bytes"),
+	 * with words not found. Bytes it is, with Coral's message.
+	 */
+	size_t n = strlen(v);
+	if (n < min)
+		req_errors_add(e, "Value '%s' at '%s' failed to satisfy "
+		    "constraint: Member must have length greater than or "
+		    "equal to %zu", v, member, min);
+	if (n > max)
+		req_errors_add(e, "Value '%s' at '%s' failed to satisfy "
+		    "constraint: Member must have length less than or equal "
+		    "to %zu", v, member, max);
+}
+
+bool
+req_attributes_to_get(json_t *body, const char *member, req_errors *e,
+    json_t **atg, reply *out)
+{
+	if (!req_array(body, "AttributesToGet", atg, out))
+		return false;
+	/* DynamoDB prints the empty list as '[]' (dynalite's tests). */
+	if (*atg != NULL && json_array_size(*atg) == 0)
+		req_errors_add(e, "Value '[]' at '%s' failed to satisfy "
+		    "constraint: Member must have length greater than or equal "
+		    "to 1", member);
+	return true;
+}
+
 /* Empty key values and oversized keys, common to both key checks. */
 static bool
 check_key_value(const key_def *k, const value *v, bool is_hash, reply *out)

@@ -52,6 +52,25 @@ void req_check_table_name(req_errors *e, const char *name,
     const char *member);
 
 /*
+ * req_check_length adds DynamoDB's violation for the string v (not NULL)
+ * shorter than min or longer than max bytes, under member `member`: the
+ * shape check of a name with length constraints, such as a key attribute's
+ * (1..255).
+ */
+void req_check_length(req_errors *e, const char *v, size_t min, size_t max,
+    const char *member);
+
+/*
+ * req_attributes_to_get reads body's AttributesToGet into *atg (NULL when
+ * absent or JSON null) and adds DynamoDB's violation for an empty list to
+ * *e under member `member` ("attributesToGet", or the path of a
+ * BatchGetItem table's). Returns true, or false after filling *out with a
+ * SerializationException for a member that is not a list. Borrows body.
+ */
+bool req_attributes_to_get(json_t *body, const char *member, req_errors *e,
+    json_t **atg, reply *out);
+
+/*
  * req_item_key finds the key attributes of an item to be written. Returns
  * true with *pk and *sk (NULL without a sort key) pointing into item, or
  * fills *out with DynamoDB's ValidationException (missing key, wrong type,

@@ -1,10 +1,13 @@
 /*
  * request_expr.c — reading a request's expression members (see
  * request_expr.h). The checks run in DynamoDB's order: the member types,
- * expression and legacy members not mixed, placeholders only with
- * expressions, placeholder maps not empty and their values valid, the
- * legacy members translated, then each expression parsed (update,
- * condition, projection), then unused placeholders.
+ * the shapes (a non-empty AttributesToGet, ConditionalOperator's values),
+ * expression and legacy members not mixed, ConditionalOperator beside two
+ * or more conditions, placeholders only with expressions, placeholder maps
+ * not empty and their values valid, the legacy members translated (their
+ * attribute names checked), the placeholder keys and the names they stand
+ * for, then each expression parsed (update, condition, projection), then
+ * unused placeholders.
  */
 #include "request_expr.h"
 
@@ -54,6 +57,22 @@ from_json_error(reply *rep, const json_error *e)
 	return false;
 }
 
+/*
+ * Appends ", ConditionalOperator" (or without the comma at the start) to
+ * buf when body has one and the operation takes it; returns the new used.
+ */
+static size_t
+add_cond_op(json_t *body, unsigned which, char *buf, size_t len,
+    size_t used)
+{
+	json_t *j = json_object_get(body, "ConditionalOperator");
+	if (!(which & (REQ_EXPR_CONDITION | REQ_EXPR_FILTER)) || j == NULL ||
+	    json_is_null(j) || used >= len)
+		return used;
+	return used + (size_t) snprintf(buf + used, len - used, "%s%s",
+	    used > 0 ? ", " : "", "ConditionalOperator");
+}
+
 /* "{A, B}" of the members present in body among `names`. */
 static void
 list_present(json_t *body, unsigned which, bool legacy, char *buf,
@@ -64,6 +83,15 @@ list_present(json_t *body, unsigned which, bool legacy, char *buf,
 	for (size_t i = 0; i < N_MEMBERS; i++) {
 		const char *m = legacy ? legacy_name(i, which) :
 		    members[i].expr;
+		/*
+		 * ConditionalOperator is a legacy member too, listed after
+		 * the filter and before KeyConditions ("QueryFilter,
+		 * ConditionalOperator, KeyConditions", as DynamoDB lists
+		 * them).
+		 */
+		if (legacy && members[i].flag == REQ_EXPR_KEY &&
+		    (which & REQ_EXPR_KEY))
+			used = add_cond_op(body, which, buf, len, used);
 		if (!(which & members[i].flag) ||
 		    json_object_get(body, m) == NULL ||
 		    json_is_null(json_object_get(body, m)))
@@ -79,6 +107,9 @@ list_present(json_t *body, unsigned which, bool legacy, char *buf,
 		if (used >= len)
 			break;
 	}
+	/* Operations without KeyConditions list it last. */
+	if (legacy && !(which & REQ_EXPR_KEY))
+		add_cond_op(body, which, buf, len, used);
 }
 
 static bool
@@ -222,6 +253,9 @@ read_expected(api_ctx *c, json_t *exp_j, const char *op, expr_cond **out,
 			return invalid(rep, err.msg);
 		if (rv != KV_OK)
 			return errors_from_kv(rep, rv), false;
+		/* The name after its condition, as DynamoDB checks them. */
+		if (json_check_name(attr, x.attr_len, &jerr) != KV_OK)
+			return from_json_error(rep, &jerr);
 	}
 	*out = expr_legacy_join(c->a, conds, n,
 	    op != NULL && strcmp(op, "OR") == 0);
@@ -258,6 +292,10 @@ read_legacy_filter(api_ctx *c, json_t *f_j, bool or, bool key,
 		if (!req_string(e, "ComparisonOperator", &op, rep) ||
 		    !req_array(e, "AttributeValueList", &list, rep))
 			return false;
+		/* DynamoDB checks a filter's name before its condition, and a
+		 * key condition's after it. */
+		if (!key && json_check_name(attr, strlen(attr), &jerr) != KV_OK)
+			return from_json_error(rep, &jerr);
 		if (op == NULL)
 			return invalid(rep, "1 validation error detected: Value "
 			    "null at 'comparisonOperator' failed to satisfy "
@@ -286,6 +324,8 @@ read_legacy_filter(api_ctx *c, json_t *f_j, bool or, bool key,
 			return invalid(rep, err.msg);
 		if (rv != KV_OK)
 			return errors_from_kv(rep, rv), false;
+		if (key && json_check_name(attr, strlen(attr), &jerr) != KV_OK)
+			return from_json_error(rep, &jerr);
 	}
 	*out = expr_legacy_join(c->a, conds, n, or);
 	if (*out == NULL)
@@ -334,6 +374,10 @@ read_attribute_updates(api_ctx *c, json_t *au_j, expr_update **out,
 		return invalid(rep, err.msg);
 	if (rv != KV_OK)
 		return errors_from_kv(rep, rv), false;
+	/* Names after the updates themselves, as DynamoDB checks them. */
+	for (i = 0; i < n; i++)
+		if (json_check_name(u[i].attr, u[i].attr_len, &jerr) != KV_OK)
+			return from_json_error(rep, &jerr);
 	return true;
 }
 
@@ -345,6 +389,7 @@ read_attributes_to_get(api_ctx *c, json_t *atg, expr_projection **out,
 	const char **names = arena_alloc(c->a, (n + 1) * sizeof(*names));
 	size_t *lens = arena_alloc(c->a, (n + 1) * sizeof(*lens));
 	json_t *e;
+	json_error jerr;
 	if (names == NULL || lens == NULL)
 		return errors_from_kv(rep, KV_ENOMEM), false;
 	json_array_foreach(atg, i, e) {
@@ -354,6 +399,8 @@ read_attributes_to_get(api_ctx *c, json_t *atg, expr_projection **out,
 			    false;
 		names[i] = json_string_value(e);
 		lens[i] = json_string_length(e);
+		if (json_check_name(names[i], lens[i], &jerr) != KV_OK)
+			return from_json_error(rep, &jerr);
 		for (size_t k = 0; k < i; k++)
 			if (lens[k] == lens[i] &&
 			    memcmp(names[k], names[i], lens[i]) == 0) {
@@ -365,6 +412,30 @@ read_attributes_to_get(api_ctx *c, json_t *atg, expr_projection **out,
 	}
 	if (expr_legacy_projection(c->a, names, lens, n, out) != KV_OK)
 		return errors_from_kv(rep, KV_ENOMEM), false;
+	return true;
+}
+
+/*
+ * ConditionalOperator joins two or more legacy conditions: DynamoDB refuses
+ * it beside no Expected, QueryFilter or ScanFilter (or an empty one; an
+ * empty Expected alone is no condition) and beside only one condition.
+ * The words are DynamoDB's (DAX's client checks, and a suite run against
+ * DynamoDB: extenddb's legacy ConditionalOperator tests).
+ */
+static bool
+cond_op_ok(unsigned which, json_t *exp_j, json_t *filter_j, reply *rep)
+{
+	size_t n = 0;
+	if (which & REQ_EXPR_CONDITION)
+		n += json_object_size(exp_j);
+	if (which & REQ_EXPR_FILTER)
+		n += json_object_size(filter_j);
+	if (n == 0)
+		return invalid(rep, "ConditionalOperator cannot be used without "
+		    "Filter or Expected");
+	if (n == 1)
+		return invalid(rep, "ConditionalOperator can only be used when "
+		    "Filter or Expected has two or more elements");
 	return true;
 }
 
@@ -388,8 +459,10 @@ req_exprs_read(api_ctx *c, json_t *body, unsigned which, req_exprs *out,
 	expr_name *names = NULL;
 	expr_value *values = NULL;
 	size_t nnames = 0, nvalues = 0;
-	char buf1[128], buf2[128];
+	char buf1[128], buf2[160];
+	req_errors shape = { 0 };
 	expr_err err;
+	json_error jerr;
 	kv_err rv;
 
 	memset(out, 0, sizeof(*out));
@@ -423,17 +496,16 @@ req_exprs_read(api_ctx *c, json_t *body, unsigned which, req_exprs *out,
 	if ((which & REQ_EXPR_UPDATE) &&
 	    !req_object(body, "AttributeUpdates", &au_j, rep))
 		return false;
-	if ((which & REQ_EXPR_PROJECTION) &&
-	    !req_array(body, "AttributesToGet", &atg, rep))
+	if ((which & REQ_EXPR_PROJECTION) && !req_attributes_to_get(body,
+	    "attributesToGet", &shape, &atg, rep))
 		return false;
 	if (cond_op != NULL && strcmp(cond_op, "AND") != 0 &&
-	    strcmp(cond_op, "OR") != 0) {
-		errors_reply(rep, ERR_VALIDATION, "1 validation error "
-		    "detected: Value '%s' at 'conditionalOperator' failed to "
-		    "satisfy constraint: Member must satisfy enum value set: "
-		    "[OR, AND]", cond_op);
+	    strcmp(cond_op, "OR") != 0)
+		req_errors_add(&shape, "Value '%s' at 'conditionalOperator' "
+		    "failed to satisfy constraint: Member must satisfy enum "
+		    "value set: [OR, AND]", cond_op);
+	if (req_errors_reply(&shape, rep))
 		return false;
-	}
 
 	/* Expression and legacy members are not mixed. */
 	list_present(body, which, false, buf1, sizeof(buf1));
@@ -446,6 +518,8 @@ req_exprs_read(api_ctx *c, json_t *body, unsigned which, req_exprs *out,
 		    "{%s}", buf2, buf1);
 		return false;
 	}
+	if (cond_op != NULL && !cond_op_ok(which, exp_j, filter_j, rep))
+		return false;
 	if (names_j != NULL && !any_expr)
 		return invalid(rep, "ExpressionAttributeNames can only be "
 		    "specified when using expressions");
@@ -485,11 +559,15 @@ req_exprs_read(api_ctx *c, json_t *body, unsigned which, req_exprs *out,
 		return false;
 	expr_ctx_init(&out->ctx, names, nnames, values, nvalues);
 
-	/* Legacy members become trees. */
-	if (exp_j != NULL && !read_expected(c, exp_j, cond_op, &out->cond,
+	/*
+	 * Legacy members become trees. AttributeUpdates before Expected:
+	 * DynamoDB reports a bad update first (dynalite's updateItem tests,
+	 * run against DynamoDB).
+	 */
+	if (au_j != NULL && !read_attribute_updates(c, au_j, &out->update,
 	    rep))
 		return false;
-	if (au_j != NULL && !read_attribute_updates(c, au_j, &out->update,
+	if (exp_j != NULL && !read_expected(c, exp_j, cond_op, &out->cond,
 	    rep))
 		return false;
 	if (atg != NULL && !read_attributes_to_get(c, atg, &out->proj, rep))
@@ -506,6 +584,15 @@ req_exprs_read(api_ctx *c, json_t *body, unsigned which, req_exprs *out,
 
 	if ((rv = expr_ctx_check_keys(&out->ctx, &err)) != KV_OK)
 		return parse_failed(rv, &err, rep);
+	/* DynamoDB checks the names' values after the keys of both maps. */
+	for (size_t i = 0; i < nnames; i++)
+		if (json_check_name(names[i].name, names[i].name_len, &jerr) !=
+		    KV_OK) {
+			errors_reply(rep, ERR_VALIDATION, "ExpressionAttributeNames "
+			    "contains invalid value: %s for key %s", jerr.msg,
+			    names[i].key);
+			return false;
+		}
 	for (size_t i = 0; i < N_MEMBERS; i++) {
 		const char *s = texts[i];
 		if (s == NULL)

@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -675,7 +676,11 @@ ops_batch_get(api_ctx *c, json_t *body, reply *out)
 		    "satisfy constraint: Member must have length greater than "
 		    "or equal to 1");
 	json_object_foreach(items_j, table, ka) {
-		json_t *keys;
+		json_t *keys, *atg;
+		size_t ml = strlen(table) + 48;
+		char *member = arena_alloc(c->a, ml);
+		if (member == NULL)
+			return errors_from_kv(out, KV_ENOMEM);
 		req_check_table_name(&e, table, "requestItems.key");
 		if (!json_is_object(ka)) {
 			errors_reply(out, ERR_SERIALIZATION, "Unexpected value "
@@ -696,6 +701,10 @@ ops_batch_get(api_ctx *c, json_t *body, reply *out)
 			    "Member must have length less than or equal to 100");
 		else
 			n += json_array_size(keys);
+		snprintf(member, ml, "requestItems.%s.member.attributesToGet",
+		    table);
+		if (!req_attributes_to_get(ka, member, &e, &atg, out))
+			return;
 	}
 	if (req_errors_reply(&e, out))
 		return;

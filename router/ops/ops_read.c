@@ -72,7 +72,7 @@ read_common(api_ctx *c, json_t *body, unsigned which, read_req *r,
     reply *out)
 {
 	req_errors e = { 0 };
-	json_t *limit_j, *esk_j;
+	json_t *limit_j, *esk_j, *atg;
 	const char *select, *index;
 
 	memset(r, 0, sizeof(*r));
@@ -83,6 +83,9 @@ read_common(api_ctx *c, json_t *body, unsigned which, read_req *r,
 	    !req_string(body, "Select", &select, out) ||
 	    !req_object(body, "ExclusiveStartKey", &esk_j, out) ||
 	    !req_capacity(body, &r->capacity, out))
+		return false;
+	/* Read again by req_exprs_read; here for its shape check. */
+	if (!req_attributes_to_get(body, "attributesToGet", &e, &atg, out))
 		return false;
 	req_check_table_name(&e, r->table, "tableName");
 	if (limit_j != NULL && json_integer_value(limit_j) < 1)

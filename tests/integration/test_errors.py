@@ -252,9 +252,10 @@ def test_item_over_400_kb(raw_ddb, ddb, t):
     put_refused(raw_ddb, ddb, t["rej"],
                 dict(key, d={"B": b"x" * (500 * 1024)}),
                 "Item size has exceeded the maximum allowed size", key=key)
-    # Attribute names count too.
+    # Attribute names count too: pk (2) + "k" (1) + a name of 65,535
+    # bytes (the longest allowed) + 344,063 = 400 KB + 1 byte.
     put_refused(raw_ddb, ddb, t["rej"],
-                dict(key, **{"n" * 200000: {"S": "x" * 209600}}),
+                dict(key, **{"n" * 65535: {"S": "x" * 344063}}),
                 "Item size has exceeded the maximum allowed size", key=key)
 
 

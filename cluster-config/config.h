@@ -20,9 +20,10 @@
  *                                     (DynamoDB's 10 GB)
  *   ttl-sweep-ms 10000                each node looks for expired items
  *                                     (Time to Live) this often
- *   memory-mb 256                     each node's memory budget, shared
+ *   memory-mb 384                     each node's memory budget, shared
  *                                     by its store's block cache and
- *                                     memtables (node/store_rocks.c)
+ *                                     memtables and its size index
+ *                                     (node/store.h)
  *   node  ipc://.kv/run/node0.ipc  .kv/data/node0  [127.0.0.1:9100]
  *         [bus=URL] [standby]         (URL of its request server, data
  *                                     folder, and optionally where it
@@ -147,7 +148,7 @@ kv_err config_split_option(config *c, const char *key, const char *val);
 
 #define CONFIG_SPLIT_AFTER_S 300
 #define CONFIG_TTL_SWEEP_MS 10000
-#define CONFIG_MEMORY_MB 256
+#define CONFIG_MEMORY_MB 384
 #define CONFIG_SPLIT_THRESHOLD 0.8
 #define CONFIG_SPLIT_SIZE_MB 10240
 #define CONFIG_COLLECTION_KB (10ull << 20) /* 10 GB */

@@ -8,6 +8,7 @@
 #include "metrics_http.h"
 
 #include <arpa/inet.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,52 @@ struct metrics_http {
 	struct MHD_Daemon *d;
 	node *n;
 };
+
+/* The resident size of this process (VmRSS), in bytes; 0 if unknown. */
+static uint64_t
+resident_bytes(void)
+{
+	char line[128];
+	uint64_t kb = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "VmRSS: %" SCNu64, &kb) == 1)
+			break;
+	fclose(f);
+	return kb * 1024;
+}
+
+/*
+ * Where the node's memory goes, against its budget (memory-mb): the
+ * store's shares (node/store_rocks.c), the size index's tables, and the
+ * whole process.
+ */
+static void
+write_memory(node *n, FILE *f)
+{
+	store_memory m;
+	store_memory_of(n->st, &m);
+	uint64_t sizes = (uint64_t) atomic_load(&n->parts.sizes.bytes);
+	fprintf(f, "# HELP kv_node_memory_bytes Memory the node uses, by "
+	    "part: resident (the process), budget (memory-mb), block_cache "
+	    "(with index and filter blocks), block_cache_capacity, "
+	    "memtables, table_readers, size_index.\n"
+	    "# TYPE kv_node_memory_bytes gauge\n");
+	const struct { const char *part; uint64_t v; } rows[] = {
+		{ "resident", resident_bytes() },
+		{ "budget", (uint64_t) n->cfg.memory_mb << 20 },
+		{ "block_cache", m.cache },
+		{ "block_cache_capacity", m.cache_capacity },
+		{ "memtables", m.memtables },
+		{ "table_readers", m.table_readers },
+		{ "size_index", sizes },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		fprintf(f, "kv_node_memory_bytes{node=\"%u\",part=\"%s\"} "
+		    "%" PRIu64 "\n", n->index, rows[i].part, rows[i].v);
+}
 
 /* The node's scrape: its partitions' counters as Prometheus text. */
 static char *
@@ -49,6 +96,7 @@ render(node *n, size_t *len)
 		reshape_write_metrics(n, f);
 		index_write_metrics(n, f);
 		ttl_write_metrics(n, f);
+		write_memory(n, f);
 		fclose(f);
 	}
 	wire_response_fini(&resp);

@@ -36,7 +36,8 @@ part_map_init(part_map *m)
 	m->n = m->cap = 0;
 	m->seen = NULL;
 	m->n_seen = 0;
-	atomic_init(&m->size_entries, 0);
+	atomic_init(&m->sizes.bytes, 0);
+	m->sizes.limit = 32u << 20; /* main.c sets the node's share */
 }
 
 void
@@ -209,7 +210,7 @@ part_map_add_locked(part_map *m, uint32_t table_id, uint32_t id,
 	p->lo = lo;
 	p->last = last;
 	p->epoch = epoch;
-	size_index_init(&p->sizes, &m->size_entries);
+	size_index_init(&p->sizes, &m->sizes);
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_mutex_init(&p->cap_mu, NULL);
 	m->p[m->n++] = p;

@@ -98,7 +98,9 @@ typedef struct part_map {
 	pthread_rwlock_t lock;
 	part **p;
 	size_t n, cap;
-	atomic_size_t size_entries; /* all partitions' size_index entries */
+	/* All partitions' size_index tables (size_index.h); the limit is
+	 * set once, before any request (main.c: the memory budget). */
+	size_budget sizes;
 	/* The newest catalog version each table's ASSIGN came from
 	 * (assign.c; guarded by lock, taken exclusive). */
 	struct assign_seen {

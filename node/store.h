@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "err.h"
 
@@ -68,6 +69,15 @@ typedef struct store_batch {
 typedef bool (*store_scan_fn)(void *arg, const uint8_t *k, size_t kl,
     const uint8_t *v, size_t vl);
 
+/* What a store holds in memory, in bytes (store_memory_of). */
+typedef struct store_memory {
+	uint64_t cache;          /* the block cache's use, with index and
+	                          * filter blocks */
+	uint64_t cache_capacity; /* its size */
+	uint64_t memtables;      /* every memtable, flushing ones too */
+	uint64_t table_readers;  /* table readers outside the cache */
+} store_memory;
+
 typedef struct store_ops {
 	kv_err (*get)(store *s, const uint8_t *k, size_t kl, uint8_t **v,
 	    size_t *vl, bool *found);
@@ -79,6 +89,7 @@ typedef struct store_ops {
 	    const uint8_t *hi, size_t hil, store_scan_fn fn, void *arg);
 	kv_err (*scan_snap)(store *s, const uint8_t *lo, size_t lol,
 	    const uint8_t *hi, size_t hil, store_scan_fn fn, void *arg);
+	void (*memory)(store *s, store_memory *m);
 	void (*close)(store *s);
 } store_ops;
 
@@ -88,8 +99,12 @@ struct store {
 
 /*
  * store_open_rocks opens (creating if needed) a RocksDB store in dir,
- * sized for memory_mb of memory (0: the default of the cluster file,
- * config.h's CONFIG_MEMORY_MB; node/store_rocks.c says how it is shared).
+ * sized for a node's memory budget of memory_mb (0: the cluster file's
+ * default, config.h's CONFIG_MEMORY_MB). A node's budget is shared so:
+ * three eighths for the block cache (with index and filter blocks), an
+ * eighth for the memtables (store_rocks.c), a quarter for the size index
+ * (size_index.h; main.c sets it), and a quarter left for the rest of the
+ * process (threads, connection buffers, the allocator's slack).
  * Returns KV_OK with an owned store in *out (free with store_close()), or
  * KV_IO with the reason in why[0..whylen).
  */
@@ -177,6 +192,15 @@ store_scan_snap(store *s, const uint8_t *lo, size_t lol, const uint8_t *hi,
     size_t hil, store_scan_fn fn, void *arg)
 {
 	return s->ops->scan_snap(s, lo, lol, hi, hil, fn, arg);
+}
+
+/* store_memory_of fills *m (zeros for a store that does not say). */
+static inline void
+store_memory_of(store *s, store_memory *m)
+{
+	memset(m, 0, sizeof(*m));
+	if (s->ops->memory != NULL)
+		s->ops->memory(s, m);
 }
 
 /* store_close closes the store; accepts NULL. */

@@ -6,13 +6,12 @@
  * block cache (the node's memory budget), no compression of the small upper
  * levels. Writes go through the WAL; `sync` adds an fsync per batch.
  *
- * The memory budget (memory-mb, config.h) is shared so: half for the block
- * cache, which also holds the index and filter blocks (so they cannot grow
- * past it as the data does), an eighth for each of the two memtables
- * (RocksDB's default count: one filling, one being flushed), and a
- * quarter left for the rest of the node (the size index, at most about
- * 30 MB; threads, buffers, the allocator's slack). The figures behind it
- * are in docs/design-notes.md, "Cost that stays flat".
+ * The memory budget (memory-mb, config.h) is shared as store.h says: three
+ * eighths for the block cache, which also holds the index and filter
+ * blocks (so they cannot grow past it as the data does), a sixteenth for
+ * each of the two memtables (RocksDB's default count: one filling, one
+ * being flushed). The figures behind it are in docs/design-notes.md,
+ * "Cost that stays flat".
  *
  * The first 12 bytes of a storage key (table id and hash: an item
  * collection, core/keyenc.h) are the prefix of a bloom filter in each
@@ -31,9 +30,9 @@
 
 #include <rocksdb/c.h>
 
-#define MEMORY_MB_DEFAULT 256 /* config.h's CONFIG_MEMORY_MB */
+#define MEMORY_MB_DEFAULT 384 /* config.h's CONFIG_MEMORY_MB */
 #define MEMTABLE_MIN_BYTES (4u << 20)
-#define MEMTABLE_MAX_BYTES (256u << 20)
+#define MEMTABLE_MAX_BYTES (32u << 20)
 #define KEY_PREFIX 12 /* table id and hash */
 #define LOG_LEVEL_INFO 1 /* RocksDB's InfoLogLevel: DEBUG 0, INFO 1, ... */
 #define LOG_FILE_BYTES (8u * 1024 * 1024)
@@ -248,6 +247,23 @@ rocks_close(store *s)
 	free(r);
 }
 
+static uint64_t
+property(rocks *r, const char *name)
+{
+	uint64_t v = 0;
+	return rocksdb_property_int(r->db, name, &v) == 0 ? v : 0;
+}
+
+static void
+rocks_memory(store *s, store_memory *m)
+{
+	rocks *r = (rocks *) s;
+	m->cache = rocksdb_cache_get_usage(r->cache);
+	m->cache_capacity = rocksdb_cache_get_capacity(r->cache);
+	m->memtables = property(r, "rocksdb.cur-size-all-mem-tables");
+	m->table_readers = property(r, "rocksdb.estimate-table-readers-mem");
+}
+
 static const store_ops rocks_ops = {
 	.get = rocks_get,
 	.write = rocks_write,
@@ -257,6 +273,7 @@ static const store_ops rocks_ops = {
 	/* An iterator reads the snapshot taken when it was made, and
 	 * writes while it is open do not disturb it. */
 	.scan_snap = rocks_scan,
+	.memory = rocks_memory,
 	.close = rocks_close,
 };
 
@@ -266,7 +283,7 @@ store_open_rocks(const char *dir, bool sync, uint32_t memory_mb,
 {
 	uint64_t budget = (uint64_t) (memory_mb != 0 ? memory_mb :
 	    MEMORY_MB_DEFAULT) << 20;
-	uint64_t memtable = budget / 8;
+	uint64_t memtable = budget / 16;
 	if (memtable < MEMTABLE_MIN_BYTES)
 		memtable = MEMTABLE_MIN_BYTES;
 	if (memtable > MEMTABLE_MAX_BYTES)
@@ -291,7 +308,7 @@ store_open_rocks(const char *dir, bool sync, uint32_t memory_mb,
 	rocksdb_options_set_max_log_file_size(r->opts, LOG_FILE_BYTES);
 	rocksdb_options_set_keep_log_file_num(r->opts, LOG_FILES_KEPT);
 	r->topts = rocksdb_block_based_options_create();
-	r->cache = rocksdb_cache_create_lru(budget / 2);
+	r->cache = rocksdb_cache_create_lru(budget / 8 * 3);
 	rocksdb_options_set_write_buffer_size(r->opts, memtable);
 	rocksdb_options_set_max_write_buffer_number(r->opts, 2);
 	rocksdb_block_based_options_set_block_cache(r->topts, r->cache);

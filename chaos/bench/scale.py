@@ -1,9 +1,8 @@
 """scale.py — ./kv bench --scale: does the cluster cost the same when its
 table holds ten million items as when it holds ten thousand?
 
-On a fresh cluster of its own (three nodes, one router, six partitions
-a table so that each node holds two, the ceilings lifted as ./kv bench
-runs; --memory-mb gives each node its memory
+On a fresh cluster of its own (three nodes, one router, the ceilings
+lifted as ./kv bench runs; --memory-mb gives each node its memory
 budget, the cluster file's memory-mb):
 
  1. Loads a small table (--small-items, 10,000) and a big one (--items,
@@ -57,7 +56,6 @@ TARGET_READ = 0.9
 TARGET_PUT = 0.8
 TARGET_SCAN = 200000
 TARGET_LOAD = 40000
-PARTITIONS = 6
 DEFAULT_BUDGET_MB = 384     # config.h's CONFIG_MEMORY_MB
 DEFAULT_RSS_MB = 500        # the issue's ceiling with the default budget
 
@@ -193,9 +191,7 @@ def bench_scale(args, kvload, start_cluster, lifted):
         # The suite's short run (chaos/bench_scale_smoke): every step and
         # every answer checked, on a table small enough for seconds.
         args.items = min(args.items, 50000)
-    # Six partitions a table, two on each node: with the default four,
-    # one node held two of each table's partitions and set the pace.
-    settings = list(lifted) + ["partitions %d" % PARTITIONS]
+    settings = list(lifted)
     budget = args.memory_mb or DEFAULT_BUDGET_MB
     if args.memory_mb:
         settings.append("memory-mb %d" % args.memory_mb)

@@ -1033,7 +1033,7 @@ plan_throughput(const index_update *u, const index_spec_base *b,
 		/*
 		 * The source quotes this message up to "Current
 		 * WriteCapacityUnits ..."; the rest follows the table's own
-		 * (node/catalog_node.c).
+		 * (node/catalog/catalog_node.c).
 		 */
 		errors_reply(out, ERR_VALIDATION, "The provisioned throughput "
 		    "for the index %s will not change. The requested value "

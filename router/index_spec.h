@@ -13,7 +13,7 @@
  * index_spec_check_updates and, against the table the catalog holds,
  * turns it into changes with index_spec_plan; ops_table.c sends each as
  * one RPC_INDEX_UPDATE. Which table holds a GSI's entries, and its status,
- * is the catalog node's business (node/catalog_node.c); index_spec_describe
+ * is the catalog node's business (node/catalog/catalog_node.c); index_spec_describe
  * only turns what the catalog says into DynamoDB's JSON. Query and Scan on
  * an index live in ops_read.c.
  */

@@ -154,6 +154,20 @@ req_check_table_name(req_errors *e, const char *name, const char *member)
 		    "equal to 255", name, member);
 }
 
+bool
+req_check_billing_mode(req_errors *e, const char *billing, const char *member)
+{
+	if (billing == NULL)
+		return false;
+	if (strcmp(billing, "PROVISIONED") == 0 ||
+	    strcmp(billing, "PAY_PER_REQUEST") == 0)
+		return true;
+	req_errors_add(e, "Value '%s' at '%s' failed to satisfy constraint: "
+	    "Member must satisfy enum value set: [PROVISIONED, "
+	    "PAY_PER_REQUEST]", billing, member);
+	return false;
+}
+
 void
 req_check_length(req_errors *e, const char *v, size_t min, size_t max,
     const char *member)

@@ -52,6 +52,14 @@ void req_check_table_name(req_errors *e, const char *name,
     const char *member);
 
 /*
+ * req_check_billing_mode adds DynamoDB's violation for a billing mode that
+ * is neither PROVISIONED nor PAY_PER_REQUEST under member `member`, and
+ * says whether billing names one (false also when it is NULL: absent).
+ */
+bool req_check_billing_mode(req_errors *e, const char *billing,
+    const char *member);
+
+/*
  * req_check_length adds DynamoDB's violation for the string v (not NULL)
  * shorter than min or longer than max bytes, under member `member`: the
  * shape check of a name with length constraints, such as a key attribute's

@@ -35,6 +35,7 @@
 
 #include "conn.h"
 #include "errors.h"
+#include "index_spec.h"
 #include "ops_table.h"
 #include "request.h"
 #include "route.h"
@@ -468,22 +469,23 @@ keep_def(table *t, const table *src, const char *name)
 	return false;
 }
 
-/* Reads an override's ProvisionedThroughput into rcu/wcu. */
+/*
+ * Reads an override's ProvisionedThroughput (CreateTable's checks) into
+ * rcu/wcu, which keep their values when it has a violation. False after
+ * answering a member of the wrong type or out of bounds.
+ */
 static bool
-read_throughput(json_t *pt, const char *where, uint64_t *rcu, uint64_t *wcu,
-    req_errors *e)
+override_throughput(json_t *pt, const char *member, uint64_t *rcu,
+    uint64_t *wcu, req_errors *e, reply *out)
 {
-	json_t *r = json_object_get(pt, "ReadCapacityUnits");
-	json_t *w = json_object_get(pt, "WriteCapacityUnits");
-	if (!json_is_integer(r) || !json_is_integer(w) ||
-	    json_integer_value(r) < 1 || json_integer_value(w) < 1) {
-		req_errors_add(e, "Value at '%s' failed to satisfy constraint: "
-		    "ReadCapacityUnits and WriteCapacityUnits must be integers "
-		    "greater than or equal to 1", where);
+	json_int_t r, w;
+	if (!index_spec_read_throughput(pt, member, e, &r, &w, out) ||
+	    !index_spec_throughput_in_bounds(r, w, out))
 		return false;
+	if (r >= 1 && w >= 1) {
+		*rcu = (uint64_t) r;
+		*wcu = (uint64_t) w;
 	}
-	*rcu = (uint64_t) json_integer_value(r);
-	*wcu = (uint64_t) json_integer_value(w);
 	return true;
 }
 
@@ -518,20 +520,12 @@ restore_spec(api_ctx *c, json_t *body, const backup_rec *b,
 	t->last_increase_ms = t->last_decrease_ms = 0;
 	t->decreases_today = 0;
 	t->billing_changed_ms = 0;
-	if (billing != NULL) {
-		if (strcmp(billing, "PROVISIONED") == 0)
-			t->billing = BILLING_PROVISIONED;
-		else if (strcmp(billing, "PAY_PER_REQUEST") == 0)
-			t->billing = BILLING_PAY_PER_REQUEST;
-		else
-			req_errors_add(&e, "Value '%s' at 'billingModeOverride' "
-			    "failed to satisfy constraint: Member must satisfy "
-			    "enum value set: [PROVISIONED, PAY_PER_REQUEST]",
-			    billing);
-	}
-	if (pt != NULL)
-		read_throughput(pt, "provisionedThroughputOverride", &t->rcu,
-		    &t->wcu, &e);
+	if (req_check_billing_mode(&e, billing, "billingModeOverride"))
+		t->billing = strcmp(billing, "PROVISIONED") == 0 ?
+		    BILLING_PROVISIONED : BILLING_PAY_PER_REQUEST;
+	if (pt != NULL && !override_throughput(pt,
+	    "provisionedThroughputOverride", &t->rcu, &t->wcu, &e, out))
+		return false;
 	if (t->billing == BILLING_PAY_PER_REQUEST) {
 		if (pt != NULL)
 			req_errors_add(&e, "One or more parameter values were "
@@ -605,11 +599,10 @@ restore_spec(api_ctx *c, json_t *body, const backup_rec *b,
 				continue;
 			json_t *ipt = json_object_get(found,
 			    "ProvisionedThroughput");
-			if (ipt != NULL)
-				read_throughput(ipt,
-				    "globalSecondaryIndexOverride."
-				    "provisionedThroughput", &d.rcu, &d.wcu,
-				    &e);
+			if (ipt != NULL && !override_throughput(ipt,
+			    "globalSecondaryIndexOverride."
+			    "provisionedThroughput", &d.rcu, &d.wcu, &e, out))
+				return false;
 		}
 		if (!d.local && t->billing == BILLING_PAY_PER_REQUEST)
 			d.rcu = d.wcu = 0;
@@ -695,12 +688,8 @@ ops_backup_restore(api_ctx *c, json_t *body, reply *out)
 		    "%s", arn);
 	} else if (resp.code == KV_EINVAL && resp.message != NULL) {
 		errors_reply(out, ERR_VALIDATION, "%s", resp.message);
-	} else if (resp.code != KV_OK || resp.table == NULL) {
-		errors_from_kv(out, resp.code != KV_OK ? resp.code : KV_PROTO);
 	} else {
-		route_refresh(c->r);
-		api_reply_json(out, json_pack("{s:o}", "TableDescription",
-		    ops_table_json(c, resp.table, false)));
+		ops_table_created(c, &resp, out);
 	}
 	wire_response_fini(&resp);
 }

@@ -344,11 +344,7 @@ ops_table_create(api_ctx *c, json_t *body, reply *out)
 		    "satisfy constraint: Member must have length %s", "[...]",
 		    json_array_size(keys_j) < 1 ?
 		    "greater than or equal to 1" : "less than or equal to 2");
-	if (billing != NULL && strcmp(billing, "PROVISIONED") != 0 &&
-	    strcmp(billing, "PAY_PER_REQUEST") != 0)
-		req_errors_add(&e, "Value '%s' at 'billingMode' failed to "
-		    "satisfy constraint: Member must satisfy enum value set: "
-		    "[PROVISIONED, PAY_PER_REQUEST]", billing);
+	req_check_billing_mode(&e, billing, "billingMode");
 	if (pt != NULL && !index_spec_read_throughput(pt,
 	    "provisionedThroughput", &e, &rcu, &wcu, out))
 		return;
@@ -496,17 +492,25 @@ ops_table_create(api_ctx *c, json_t *body, reply *out)
 		errors_from_kv(out, rv);
 		return;
 	}
-	if (resp.code == KV_TABLE_EXISTS) {
+	if (resp.code == KV_TABLE_EXISTS)
 		errors_reply(out, ERR_RESOURCE_IN_USE,
 		    "Table already exists: %s", name);
-	} else if (resp.code != KV_OK || resp.table == NULL) {
-		errors_from_kv(out, resp.code != KV_OK ? resp.code : KV_PROTO);
-	} else {
-		route_refresh(c->r);
-		api_reply_json(out, json_pack("{s:o}", "TableDescription",
-		    ops_table_json(c, resp.table, false)));
-	}
+	else
+		ops_table_created(c, &resp, out);
 	wire_response_fini(&resp);
+}
+
+void
+ops_table_created(api_ctx *c, const rpc_response *resp, reply *out)
+{
+	if (resp->code != KV_OK || resp->table == NULL) {
+		errors_from_kv(out, resp->code != KV_OK ? resp->code :
+		    KV_PROTO);
+		return;
+	}
+	route_refresh(c->r);
+	api_reply_json(out, json_pack("{s:o}", "TableDescription",
+	    ops_table_json(c, resp->table, false)));
 }
 
 /*
@@ -868,11 +872,7 @@ ops_table_update(api_ctx *c, json_t *body, reply *out)
 	if (!read_defs(defs_j, &e, dn, dt, &nd, out))
 		return;
 	req_check_table_name(&e, name, "tableName");
-	if (billing != NULL && strcmp(billing, "PROVISIONED") != 0 &&
-	    strcmp(billing, "PAY_PER_REQUEST") != 0)
-		req_errors_add(&e, "Value '%s' at 'billingMode' failed to "
-		    "satisfy constraint: Member must satisfy enum value set: "
-		    "[PROVISIONED, PAY_PER_REQUEST]", billing);
+	req_check_billing_mode(&e, billing, "billingMode");
 	if (pt != NULL && !index_spec_read_throughput(pt,
 	    "provisionedThroughput", &e, &rcu, &wcu, out))
 		return;
@@ -961,7 +961,7 @@ ops_table_update(api_ctx *c, json_t *body, reply *out)
 	    cur.wcu == (uint64_t) wcu) {
 		/*
 		 * The catalog node's refusal of an unchanged throughput
-		 * (node/catalog_node.c), made here before the index
+		 * (node/catalog/catalog_node.c), made here before the index
 		 * changes go out so that the request stays all or none.
 		 */
 		errors_reply(out, ERR_VALIDATION, "The provisioned throughput "

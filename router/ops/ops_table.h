@@ -23,6 +23,13 @@ json_t *ops_table_json(api_ctx *c, const table *t, bool with_counts);
  * answering DynamoDB's error. */
 bool ops_table_name(json_t *body, const char **name, reply *out);
 
+/*
+ * ops_table_created answers the catalog node's answer to a new table
+ * (CreateTable, RestoreTableFromBackup) whose own errors the caller has
+ * answered: the TableDescription, or an internal error.
+ */
+void ops_table_created(api_ctx *c, const rpc_response *resp, reply *out);
+
 /* ops_backup_summary: the RestoreSummary of t, restored from a backup. */
 json_t *ops_backup_summary(api_ctx *c, const table *t);
 

@@ -23,7 +23,7 @@
  *   memory-mb 384                     each node's memory budget, shared
  *                                     by its store's block cache and
  *                                     memtables and its size index
- *                                     (node/store.h)
+ *                                     (node/store/store.h)
  *   node  ipc://.kv/run/node0.ipc  .kv/data/node0  [127.0.0.1:9100]
  *         [bus=URL] [standby]         (URL of its request server, data
  *                                     folder, and optionally where it

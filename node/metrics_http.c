@@ -44,7 +44,7 @@ resident_bytes(void)
 
 /*
  * Where the node's memory goes, against its budget (memory-mb): the
- * store's shares (node/store_rocks.c), the size index's tables, and the
+ * store's shares (node/store/store_rocks.c), the size index's tables, and the
  * whole process.
  */
 static void

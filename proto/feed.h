@@ -17,7 +17,7 @@
  * subscriber that hears nothing for FEED_SILENCE_MS fetches on its own,
  * every FEED_SILENCE_MS while the silence lasts: the slow safety net.
  *
- * Where next: node/catalog_node.c publishes, router/route.c and
+ * Where next: node/catalog/catalog_node.c publishes, router/route.c and
  * node/main.c subscribe.
  */
 #ifndef KV_FEED_H

@@ -39,7 +39,7 @@ typedef enum rpc_op {
 	                       * (table_name "drop": the next `limit`
 	                       * changes are lost; "disconnect": the feed
 	                       * closes for `limit` ms) */
-	/* Adaptive capacity (node/adaptive/move.c, node/catalog_node.c). */
+	/* Adaptive capacity (node/adaptive/move.c, node/catalog/catalog_node.c). */
 	RPC_SPLIT = 20,       /* catalog node: split partition `part` of
 	                       * table_name at `cuts` (none: its middle),
 	                       * if it still has `epoch` (0: any) */
@@ -277,7 +277,7 @@ typedef struct part_stats {
 	uint64_t epoch;
 	uint64_t items;
 	uint64_t bytes;
-	/* Capacity (node/throttle.h); see PartStats in kv.proto. */
+	/* Capacity (node/capacity/throttle.h); see PartStats in kv.proto. */
 	int64_t read_rate, write_rate;
 	int64_t read_credit, write_credit;
 	uint64_t read_charged, write_charged;

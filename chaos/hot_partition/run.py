@@ -31,7 +31,7 @@ the measured onset — the hot partition's accepted rate where it
 throttles, divided by its measured share of the offered events — lies
 within +-10 % of the predicted C / s. Exit status 0 when both runs pass.
 
-A partition holds one second of capacity (node/bucket.h), so just above
+A partition holds one second of capacity (node/capacity/bucket.h), so just above
 the onset it takes a while to run dry (at 1.1 x, ten seconds). Each step
 therefore runs for 1.5 s, or 1.5 / (m - 1) + 1 s at m x the onset, before
 its measuring window opens, and the steps just above the onset are left

@@ -56,7 +56,7 @@ class LabCluster(Cluster):
         self.spawner = ThreadPoolExecutor(max_workers=1)
         self.down = set()    # names of processes killed and not restarted
         self.paused = set()  # names of processes stopped with SIGSTOP
-        self.failing = set()  # nodes whose disk fails (node/store.h)
+        self.failing = set()  # nodes whose disk fails (node/store/store.h)
         self.skewed = set()  # processes running on a faked clock
         real = {}
         lines = open(self.config).read().splitlines()
@@ -144,7 +144,7 @@ class LabCluster(Cluster):
 
     def disk_fail(self, name):
         """Node name's store refuses every write from now on (SIGUSR1,
-        node/store.h); its reads go on."""
+        node/store/store.h); its reads go on."""
         self.proc(name).signal(signal.SIGUSR1)
         self.failing.add(name)
 

@@ -14,7 +14,7 @@ per line, "#" to the end of a line a comment:
     pause node               SIGSTOP a process (name or random, as kill)
     resume                   SIGCONT every paused process
     disk node                a node's disk starts failing: every store
-                             write refuses (node/store.h), reads go on
+                             write refuses (node/store/store.h), reads go on
     disk-heal                every failing disk works again
     skew node +0 x3          start a process again (kill -9 first) on a
                              clock of libfaketime's: the words after the

@@ -1021,7 +1021,7 @@ def test_update_twenty_first_gsi(raw_ddb, ddb, name):
 
 # ---- UpdateTable: accepted changes ----
 # The index's table is made and filled by the catalog node
-# (node/catalog_node.c, node/index.c); the filling itself is tested in
+# (node/catalog/catalog_node.c, node/index.c); the filling itself is tested in
 # test_gsi.py. These check what UpdateTable and DescribeTable show.
 
 def index_named(t, index):

@@ -1,5 +1,5 @@
 /*
- * bucket_test.c — the token bucket (node/bucket.c) on a fake clock: a
+ * bucket_test.c — the token bucket (node/capacity/bucket.c) on a fake clock: a
  * start with one second of capacity and no burst credit, continuous
  * refill, burst credit that accumulates only from unused capacity and
  * stops at the burst window, admission above zero with the charge taken

@@ -1,5 +1,5 @@
 /*
- * store_test.c — the store interface (node/store.h) run over both engines:
+ * store_test.c — the store interface (node/store/store.h) run over both engines:
  * every STORE_TEST below becomes one test on RocksDB (in a fresh mkdtemp
  * directory) and one on the in-memory engine, so the two cannot drift
  * apart. Covers point reads and writes, binary keys, batch order and

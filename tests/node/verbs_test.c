@@ -7,7 +7,7 @@
  * DROP_TABLE, counters that agree with a recount of the stored items, and a
  * multi-threaded write burst (the node is verbs_fixture.h's; runs of
  * writes to one item are in write_run_test.c). The last tests start the
- * catalog worker (node/catalog_node.c) on a one-node cluster and follow
+ * catalog worker (node/catalog/catalog_node.c) on a one-node cluster and follow
  * a table through CREATING -> ACTIVE -> DELETING -> gone.
  */
 #include <criterion/criterion.h>

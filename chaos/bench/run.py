@@ -68,7 +68,8 @@ transactions per target; the 2-Put transaction's rate over PutItem's
 without transactions, is skipped (chaos/bench/txn.py; JSON in
 .kv/bench/txn.json by default).
 --scale [--items N] [--small-items N] [--item-size B] [--segments S]
-[--memory-mb M]: a table of N items (10,000,000) beside one of 10,000,
+[--memory-mb M] [--partitions P]: a table of N items (10,000,000)
+beside one of 10,000 (P partitions a table: the cluster's 4 by default),
 both of item collections: the load rate, bytes on disk, GetItem
 (uniform, Zipf), Query pages of 10 and PutItem overwrites on each, the
 ratio big / small, a full parallel Scan of each, and every node's peak
@@ -491,6 +492,7 @@ def main():
     ap.add_argument("--item-size", type=int, default=120)
     ap.add_argument("--segments", type=int, default=8)
     ap.add_argument("--memory-mb", type=int, default=0)
+    ap.add_argument("--partitions", type=int, default=0)
     ap.add_argument("--json")
     args = ap.parse_args()
     if args.json is None:

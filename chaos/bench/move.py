@@ -53,6 +53,7 @@ import shutil
 import signal
 import statistics
 import subprocess
+import threading
 import time
 
 from cluster import Cluster
@@ -64,6 +65,7 @@ ITEM_SIZE = 4000
 P99_LIMIT = 5.0   # during / before
 WORKLOAD = "ycsb-a"
 MB = float(1 << 20)
+SLOW_MS = 20.0   # a second whose p99 is over this is listed (slow_seconds)
 BUSY = 0.10  # others' CPU share above which the run is called disturbed
 
 
@@ -152,6 +154,66 @@ def cpu_share(a, b, which=0, pids=None):
     return max(0.0, used / dt) if dt > 0 else 0.0
 
 
+def machine_io():
+    """(major page faults of the machine, sectors read, sectors written
+    by its disks) so far: /proc/vmstat and /proc/diskstats."""
+    faults = rd = wr = 0
+    with open("/proc/vmstat") as f:
+        for line in f:
+            if line.startswith("pgmajfault "):
+                faults = int(line.split()[1])
+    with open("/proc/diskstats") as f:
+        for line in f:
+            x = line.split()
+            # Whole disks only (vda, sda, nvme0n1), not their partitions.
+            if len(x) > 9 and re.match(r"^(vd|sd|xvd)[a-z]+$|^nvme\d+n\d+$",
+                                       x[2]):
+                rd += int(x[5])
+                wr += int(x[9])
+    return faults, rd, wr
+
+
+def proc_majflt(pids):
+    """Major page faults of pids so far (/proc/PID/stat)."""
+    total = 0
+    for pid in pids:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                total += int(f.read().rsplit(")", 1)[1].split()[9])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
+class IoSampler:
+    """Per second of kv-load's clock: major page faults of our processes
+    and of the machine, and the MB its disks read and wrote; so that a
+    second of stalled requests can be set beside what the machine did."""
+
+    def __init__(self, pids, t0):
+        self.pids, self.t0 = pids, t0
+        self.rows = {}
+        self.stop = threading.Event()
+        self.th = threading.Thread(target=self.run, daemon=True)
+        self.th.start()
+
+    def run(self):
+        last = (proc_majflt(self.pids),) + machine_io()
+        while not self.stop.wait(1.0 - (time.monotonic() - self.t0) % 1.0):
+            now = (proc_majflt(self.pids),) + machine_io()
+            sec = int(time.monotonic() - self.t0 - 0.5)
+            d = [b - a for a, b in zip(last, now)]
+            self.rows[sec] = {"our_majflt": d[0], "majflt": d[1],
+                              "read_mb": d[2] * 512 / MB,
+                              "written_mb": d[3] * 512 / MB}
+            last = now
+
+    def close(self):
+        self.stop.set()
+        self.th.join()
+        return self.rows
+
+
 def part0(c):
     return c.table_map(TABLE)[0]
 
@@ -205,6 +267,7 @@ def move_under_load(args, c, keys, target):
     named = dict((p.name, p.p.pid) for p in c.procs())
     named["kv-load"] = load.pid
     cpu = [cpu_sample()]
+    io = IoSampler(list(named.values()), t0)
     time.sleep(max(0.0, t0 + args.move_before - time.monotonic()))
     admin = os.path.join(args.build, "cluster-config", "kv-admin")
     ts = time.monotonic() - t0
@@ -217,6 +280,7 @@ def move_under_load(args, c, keys, target):
     time.sleep(args.move_after)
     load.send_signal(signal.SIGINT)
     out, _ = load.communicate(timeout=60)
+    io_rows = io.close()
     err.close()
     with open(csv_path) as f:
         rows = list(csv.DictReader(f))
@@ -227,7 +291,7 @@ def move_under_load(args, c, keys, target):
                    for r in csv.DictReader(f) if r["outcome"] == "ok"]
     return {"start": ts, "end": te, "rc": mv.returncode,
             "output": (mv.stdout + mv.stderr).strip(), "rows": rows,
-            "answers": answers,
+            "answers": answers, "io": io_rows,
             "summary": summary, "load_stdout": out,
             "load_rc": load.returncode,
             "others_before": cpu_share(cpu[0], cpu[1]),
@@ -295,11 +359,39 @@ def analyse(args, run):
         "requests": tot["requests"], "late": late, "unsent": unsent,
         "seconds": [{"second": s, "p99_ms": secs[s]["p99"],
                      "ok": secs[s]["ok"], "failed": secs[s]["failed"],
+                     "io": run["io"].get(s),
                      "phase": "before" if s < args.move_before else
                      "move" if first <= s <= last else
                      "after" if s > last else "wait"}
                     for s in sorted(secs)],
     }
+
+
+def slow_seconds(a):
+    """Prints the seconds whose p99 stood out (over SLOW_MS and over five
+    times the median second before the move) beside what the machine
+    did in them, and the same on average over the other seconds."""
+    limit = max(SLOW_MS, 5 * a["p99_before_median_s_ms"])
+    rows = [r for r in a["seconds"] if r["io"] is not None]
+    slow = [r for r in rows if r["p99_ms"] > limit]
+    rest = [r for r in rows if r["p99_ms"] <= limit]
+
+    def line(label, rs):
+        if not rs:
+            return
+        n = float(len(rs))
+        print("  %-22s %5.1f our major faults, %6.1f the machine's; disk "
+              "%6.1f MB read, %6.1f MB written (per second)" % (
+                  label, sum(r["io"]["our_majflt"] for r in rs) / n,
+                  sum(r["io"]["majflt"] for r in rs) / n,
+                  sum(r["io"]["read_mb"] for r in rs) / n,
+                  sum(r["io"]["written_mb"] for r in rs) / n))
+    print("seconds with p99 over %.1f ms: %d of %d" % (limit, len(slow),
+                                                     len(rows)))
+    for r in slow:
+        line("%3d s (%s) %.0f ms" % (r["second"], r["phase"], r["p99_ms"]),
+             [r])
+    line("the other seconds", rest)
 
 
 def bench_move(args, kvload_fn):
@@ -411,6 +503,7 @@ def bench_move(args, kvload_fn):
     print()
     for k, v in rows:
         print("%-22s %s" % (k, v))
+    slow_seconds(a)
     why = []
     if not moved:
         why.append("the move did not complete (%s)" % run["output"])

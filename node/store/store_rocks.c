@@ -161,20 +161,39 @@ bounded(const uint8_t *lo, size_t lol, const uint8_t *hi, size_t hil)
 	return ro;
 }
 
+/* An iterator over [lo, hi) with its options (*ro), or NULL without
+ * memory; iter_close gives both back. */
+static rocksdb_iterator_t *
+iter_open(rocks *r, const uint8_t *lo, size_t lol, const uint8_t *hi,
+    size_t hil, rocksdb_readoptions_t **ro)
+{
+	*ro = bounded(lo, lol, hi, hil);
+	rocksdb_iterator_t *it = *ro != NULL ?
+	    rocksdb_create_iterator(r->db, *ro) : NULL;
+	if (it == NULL && *ro != NULL)
+		rocksdb_readoptions_destroy(*ro);
+	return it;
+}
+
+/* Frees what iter_open made; the iterator's error, if it had one. */
+static kv_err
+iter_close(rocksdb_iterator_t *it, rocksdb_readoptions_t *ro)
+{
+	char *err = NULL;
+	rocksdb_iter_get_error(it, &err);
+	rocksdb_iter_destroy(it);
+	rocksdb_readoptions_destroy(ro);
+	return take_err(err);
+}
+
 static kv_err
 rocks_scan(store *s, const uint8_t *lo, size_t lol, const uint8_t *hi,
     size_t hil, store_scan_fn fn, void *arg)
 {
-	rocks *r = (rocks *) s;
-	rocksdb_readoptions_t *ro = bounded(lo, lol, hi, hil);
-	rocksdb_iterator_t *it = ro != NULL ?
-	    rocksdb_create_iterator(r->db, ro) : NULL;
-	char *err = NULL;
-	if (it == NULL) {
-		if (ro != NULL)
-			rocksdb_readoptions_destroy(ro);
+	rocksdb_readoptions_t *ro;
+	rocksdb_iterator_t *it = iter_open((rocks *) s, lo, lol, hi, hil, &ro);
+	if (it == NULL)
 		return KV_ENOMEM;
-	}
 	rocksdb_iter_seek(it, (const char *) lo, lol);
 	for (; rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
 		size_t kl, vl;
@@ -188,26 +207,17 @@ rocks_scan(store *s, const uint8_t *lo, size_t lol, const uint8_t *hi,
 		if (!fn(arg, (const uint8_t *) k, kl, (const uint8_t *) v, vl))
 			break;
 	}
-	rocksdb_iter_get_error(it, &err);
-	rocksdb_iter_destroy(it);
-	rocksdb_readoptions_destroy(ro);
-	return take_err(err);
+	return iter_close(it, ro);
 }
 
 static kv_err
 rocks_scan_rev(store *s, const uint8_t *lo, size_t lol, const uint8_t *hi,
     size_t hil, store_scan_fn fn, void *arg)
 {
-	rocks *r = (rocks *) s;
-	rocksdb_readoptions_t *ro = bounded(lo, lol, hi, hil);
-	rocksdb_iterator_t *it = ro != NULL ?
-	    rocksdb_create_iterator(r->db, ro) : NULL;
-	char *err = NULL;
-	if (it == NULL) {
-		if (ro != NULL)
-			rocksdb_readoptions_destroy(ro);
+	rocksdb_readoptions_t *ro;
+	rocksdb_iterator_t *it = iter_open((rocks *) s, lo, lol, hi, hil, &ro);
+	if (it == NULL)
 		return KV_ENOMEM;
-	}
 	if (hi == NULL) {
 		rocksdb_iter_seek_to_last(it);
 	} else {
@@ -230,10 +240,7 @@ rocks_scan_rev(store *s, const uint8_t *lo, size_t lol, const uint8_t *hi,
 		if (!fn(arg, (const uint8_t *) k, kl, (const uint8_t *) v, vl))
 			break;
 	}
-	rocksdb_iter_get_error(it, &err);
-	rocksdb_iter_destroy(it);
-	rocksdb_readoptions_destroy(ro);
-	return take_err(err);
+	return iter_close(it, ro);
 }
 
 static void

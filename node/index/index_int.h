@@ -123,18 +123,34 @@ now_us(void)
 	return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* The count of index id (added when missing; NULL when full). Needs
- * count_mu. */
+/*
+ * The count of index id, added when missing. A full table gives the slot
+ * of an index with nothing waiting and no pressure left to a new one (a
+ * node outlives many indexes; its cursor restarts at the outbox's start,
+ * which costs a step over tombstones, not a record); NULL only when every
+ * slot has records waiting (the sweep finds the rest later). Needs
+ * count_mu.
+ */
 static inline struct index_count *
 count_of(index_state *s, uint32_t id)
 {
+	size_t slot = s->n_counts;
 	for (size_t i = 0; i < s->n_counts; i++)
 		if (s->counts[i].id == id)
 			return &s->counts[i];
-	if (s->n_counts == MAX_COUNTED)
-		return NULL;
-	s->counts[s->n_counts] = (struct index_count) { .id = id };
-	return &s->counts[s->n_counts++];
+	if (slot == MAX_COUNTED) {
+		int64_t now = now_us();
+		for (slot = 0; slot < MAX_COUNTED; slot++)
+			if (s->counts[slot].pending <= 0 &&
+			    s->counts[slot].pressed_until_us <= now)
+				break;
+		if (slot == MAX_COUNTED)
+			return NULL;
+	} else {
+		s->n_counts++;
+	}
+	s->counts[slot] = (struct index_count) { .id = id };
+	return &s->counts[slot];
 }
 
 /* A record as read from the outbox or a request (index_rec_parse). */

@@ -5,6 +5,8 @@
  * a batch with one record for a partition the node does not hold at that
  * epoch applies none, and a write to a table with an index reaches the
  * index through the outbox and the replicator (all on this one node).
+ * The replicator's counts of waiting records make room for new indexes
+ * as old ones go quiet.
  *
  * Table T (id 1) holds the entries of an index; T2 (id 2) is its base
  * table in the end-to-end test.
@@ -14,6 +16,7 @@
 
 #include "bytes.h"
 #include "index.h"
+#include "index/index_int.h"
 #include "verbs_fixture.h"
 
 static void
@@ -232,4 +235,33 @@ Test(index, no_view_no_write_to_an_indexed_node)
 	index_view_install(N, view_with_index());
 	cr_assert_eq(put(&it, RPC_RETURN_NONE).code, KV_OK);
 	itm_fini(&it);
+}
+
+Test(index, counts_make_room_for_new_indexes)
+{
+	index_state *s = calloc(1, sizeof(*s));
+	cr_assert(s != NULL);
+	/* A node that has seen MAX_COUNTED indexes, each with records. */
+	for (uint32_t id = 1; id <= MAX_COUNTED; id++) {
+		struct index_count *c = count_of(s, id);
+		cr_assert(c != NULL && c->id == id);
+		c->pending = 1;
+	}
+	cr_assert_eq(count_of(s, 7)->pending, 1, "a known index keeps its count");
+	cr_assert_null(count_of(s, 1000), "no slot is free");
+	/* One index drains: a new one takes its slot, fresh. */
+	count_of(s, 9)->pending = 0;
+	count_of(s, 9)->cursor = 55;
+	struct index_count *c = count_of(s, 1000);
+	cr_assert(c != NULL && c->id == 1000 && c->pending == 0 &&
+	    c->cursor == 0);
+	c->pending = 3;
+	/* An index its owners hold back keeps its slot while it lasts. */
+	count_of(s, 10)->pending = 0;
+	count_of(s, 10)->pressed_until_us = now_us() + 60 * 1000000LL;
+	cr_assert_null(count_of(s, 1001));
+	count_of(s, 10)->pressed_until_us = 0;
+	cr_assert_eq(count_of(s, 1001)->id, 1001);
+	cr_assert_eq(s->n_counts, MAX_COUNTED);
+	free(s);
 }

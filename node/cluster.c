@@ -131,7 +131,16 @@ peer_verb(void *arg, const peer_msg *m, arena *a, peer_reply *out)
 		goto out;
 	}
 	node_dispatch(n, &req, a, &resp);
-	out->code = wire_pack_response(&resp, &buf, &len);
+	/*
+	 * What the answer shows (a move's chunk, an applied batch) may be a
+	 * write another thread applied and has not yet made durable: it is
+	 * made durable first, as the request server does (store.h), or the
+	 * answer is an error. Otherwise a kill could take back a write a
+	 * peer has already copied.
+	 */
+	out->code = store_flush(n->st);
+	if (out->code == KV_OK)
+		out->code = wire_pack_response(&resp, &buf, &len);
 	if (out->code == KV_OK) {
 		out->body = (const uint8_t *) arena_dup(a, buf, len);
 		out->len = len;

@@ -292,6 +292,15 @@ repl_index(node *n, uint32_t id, uint64_t cursor, bool *failed)
 		bytes_put_be32(hi + 5, id + 1);
 	}
 	kv_err rv = store_scan(n->st, lo, sizeof(lo), hi, hil, take_one, &pd);
+	/*
+	 * The records read may belong to a write that is applied but not
+	 * yet durable (its server flushes before it answers: store.h). Sent
+	 * as they are, a kill before that flush would leave the index with
+	 * entries of a write the table lost; made durable first, they are
+	 * the table's for good.
+	 */
+	if (rv == KV_OK && pd.n > 0)
+		rv = store_flush(n->st);
 	if (rv != KV_OK) {
 		*failed = true;
 		pending_free(&pd);

@@ -88,12 +88,31 @@ def query_all(ddb, **kw):
 
 
 def until_converged(ddb, table, indexes=("by_owner", "by_tag"),
-                    timeout=10):
+                    timeout=10, cluster=None):
     """The convergence check of ./kv check indexes (chaos/check/
-    indexes.py), waiting up to timeout s for the outboxes to drain."""
+    indexes.py), waiting up to timeout s for the outboxes to drain. With
+    the cluster, a failure also shows each node's index counters (what
+    was written, sent, dropped, applied, skipped; what waits)."""
     res = indexes_check.converged(ddb, table, list(indexes), wait=timeout)
-    bad = [(i, m[:3], e[:3]) for i, (m, e) in res.items() if m or e]
-    assert not bad, "indexes of %s did not converge: %s" % (table, bad)
+    bad = [(i, len(m), len(e), m[:3], e[:3]) for i, (m, e) in res.items()
+           if m or e]
+    assert not bad, "indexes of %s did not converge (index, missing, " \
+        "extra, first of each): %s%s" % (table, bad, index_counters(cluster))
+
+
+def index_counters(cluster):
+    """The nodes' kv_index_* lines of /metrics, for a failure's message."""
+    if cluster is None:
+        return ""
+    out = []
+    for url in cluster.node_metrics:
+        try:
+            for (name, labels), v in sorted(cluster.metrics(url).items()):
+                if name.startswith("kv_index_") and v:
+                    out.append("%s%s %g" % (name, dict(labels), v))
+        except OSError as e:
+            out.append("%s: %s" % (url, e))
+    return "\n" + "\n".join(out)
 
 
 def expected_index(base_items, index):
@@ -491,7 +510,7 @@ def test_replication_survives_a_kill(cluster, ddb, unique, victim):
             cluster.start_node(i)
 
     run_writes_through(ddb, cluster, name, fault)
-    until_converged(ddb, name, timeout=30)
+    until_converged(ddb, name, timeout=30, cluster=cluster)
 
 
 def test_consumed_capacity_counts_index_writes(ddb, unique):
@@ -568,7 +587,7 @@ def test_replication_survives_moves_and_splits(cluster, ddb, unique):
         cluster.admin("partition", "split", name + "/by_owner", ix[1]["id"])
 
     run_writes_through(ddb, cluster, name, fault, seconds=6.0)
-    until_converged(ddb, name, timeout=30)
+    until_converged(ddb, name, timeout=30, cluster=cluster)
     assert len(cluster.table_map(name + "/by_owner")) == 5
 
 

@@ -80,6 +80,7 @@ typedef struct index_state {
 	pthread_rwlock_t view_lock;
 	catalog *view; /* guarded by view_lock */
 	_Atomic uint64_t clock; /* the last outbox number given */
+	uint64_t floor; /* the replicator's: outbox_floor_key's value */
 	pthread_mutex_t mu;     /* guards kicked, stop */
 	pthread_cond_t cv;
 	bool kicked, stop, started;
@@ -114,6 +115,13 @@ typedef struct index_state {
 
 static const uint8_t outbox_lo[5] = { 0, 0, 0, 0, 'O' };
 static const uint8_t outbox_hi[5] = { 0, 0, 0, 0, 'O' + 1 };
+/*
+ * The highest outbox number deleted so far (big-endian u64), written in
+ * the batch that deletes records: a restarted node numbers from above it
+ * and above the records left, so its records outrank the entries it made
+ * before even if the wall clock went back meanwhile.
+ */
+static const uint8_t outbox_floor_key[5] = { 0, 0, 0, 0, 'o' };
 
 static inline int64_t
 now_us(void)

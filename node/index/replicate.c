@@ -76,10 +76,15 @@ delete_done(node *n, const pending *pd, const bool *done)
 	store_batch b;
 	kv_err rv = KV_OK;
 	size_t k = 0;
-	uint8_t end[OUTBOX_KEY_LEN];
+	uint8_t end[OUTBOX_KEY_LEN], floor[8];
+	uint64_t top = n->gsi->floor;
 	store_batch_init(&b);
-	for (size_t i = 0; i < pd->n; i++)
+	for (size_t i = 0; i < pd->n; i++) {
 		k += done[i];
+		if (done[i] && pd->kls[i] == OUTBOX_KEY_LEN &&
+		    bytes_get_be64(pd->keys[i] + 9) > top)
+			top = bytes_get_be64(pd->keys[i] + 9);
+	}
 	if (k == pd->n && k > 1 && pd->kls[k - 1] == OUTBOX_KEY_LEN &&
 	    bytes_get_be64(pd->keys[k - 1] + 9) < UINT64_MAX) {
 		memcpy(end, pd->keys[k - 1], OUTBOX_KEY_LEN);
@@ -92,10 +97,16 @@ delete_done(node *n, const pending *pd, const bool *done)
 				rv = store_batch_add(&b, STORE_DELETE,
 				    pd->keys[i], pd->kls[i], NULL, 0);
 	}
+	if (rv == KV_OK && top > n->gsi->floor) {
+		bytes_put_be64(floor, top);
+		rv = store_batch_add(&b, STORE_PUT, outbox_floor_key,
+		    sizeof(outbox_floor_key), floor, sizeof(floor));
+	}
 	if (rv == KV_OK && k > 0)
 		rv = store_write(n->st, &b);
 	if (rv == KV_OK && k > 0) {
 		index_state *s = n->gsi;
+		s->floor = top;
 		pthread_mutex_lock(&s->count_mu);
 		struct index_count *c = count_of(s,
 		    bytes_get_be32(pd->keys[0] + 5));
@@ -531,12 +542,23 @@ index_open(node *n)
 	pthread_cond_init(&s->cv, NULL);
 	pthread_mutex_init(&s->count_mu, NULL);
 	pthread_mutex_init(&s->order_mu, NULL);
-	/* Numbers keep rising across restarts; the counts start right. */
+	/*
+	 * Numbers keep rising across restarts (above every record left and
+	 * every one deleted, whatever the wall clock says); the counts start
+	 * right.
+	 */
 	outbox_tally tally = { .s = s };
+	uint8_t *fv = NULL;
+	size_t fl = 0;
+	bool found = false;
 	if (store_scan(n->st, outbox_lo, sizeof(outbox_lo), outbox_hi,
 	    sizeof(outbox_hi), tally_one, &tally) != KV_OK)
 		tally.last = 0;
-	atomic_store(&s->clock, tally.last);
+	if (store_get(n->st, outbox_floor_key, sizeof(outbox_floor_key), &fv,
+	    &fl, &found) == KV_OK && found && fl == 8)
+		s->floor = bytes_get_be64(fv);
+	free(fv);
+	atomic_store(&s->clock, tally.last > s->floor ? tally.last : s->floor);
 	n->gsi = s;
 	if (pthread_create(&s->thread, NULL, repl_run, n) != 0) {
 		index_close(n); /* frees s */

@@ -224,6 +224,53 @@ Test(index, a_write_reaches_its_index_through_the_outbox)
 	itm_fini(&bare);
 }
 
+/* The outbox floor's value (0: none). */
+static uint64_t
+floor_of_outbox(void)
+{
+	uint8_t *v = NULL;
+	size_t vl = 0;
+	bool found = false;
+	cr_assert_eq(store_get(N->st, outbox_floor_key,
+	    sizeof(outbox_floor_key), &v, &vl, &found), KV_OK);
+	uint64_t f = found && vl == 8 ? bytes_get_be64(v) : 0;
+	free(v);
+	return f;
+}
+
+Test(index, numbers_rise_across_a_restart_whatever_the_clock)
+{
+	itm it;
+	const char *got[4];
+	cr_assert_eq(assign(&T2), KV_OK);
+	index_view_install(N, view_with_index());
+	make_itm(&it, &T2, "item", "indexed");
+	cr_assert_eq(put(&it, RPC_RETURN_NONE).code, KV_OK);
+	for (int i = 0; i < 200 && entries(&T, got, 4) == 0; i++)
+		usleep(10 * 1000);
+	cr_assert_eq(entries(&T, got, 4), 1);
+	/* The records sent are deleted with the highest number kept. */
+	uint64_t given = atomic_load(&N->gsi->clock);
+	for (int i = 0; i < 200 && floor_of_outbox() < given; i++)
+		usleep(10 * 1000);
+	cr_assert_eq(floor_of_outbox(), given);
+	/* A wall clock an hour behind the numbers given before a restart:
+	 * the restarted node numbers from above them. */
+	uint8_t v[8];
+	uint64_t ahead = given + 3600ULL * 1000000;
+	bytes_put_be64(v, ahead);
+	store_batch b;
+	store_batch_init(&b);
+	cr_assert_eq(store_batch_add(&b, STORE_PUT, outbox_floor_key,
+	    sizeof(outbox_floor_key), v, sizeof(v)), KV_OK);
+	cr_assert_eq(store_write(N->st, &b), KV_OK);
+	store_batch_fini(&b);
+	index_close(N);
+	cr_assert_eq(index_open(N), KV_OK);
+	cr_assert_eq(atomic_load(&N->gsi->clock), ahead);
+	itm_fini(&it);
+}
+
 Test(index, no_view_no_write_to_an_indexed_node)
 {
 	itm it;

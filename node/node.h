@@ -46,6 +46,9 @@ typedef struct move_in {
 	size_t copy_at_len, copy_next_len;
 	bool copied_any, copy_more;
 	uint64_t copy_count;
+	/* The copy so far, applied when the last chunk is in (store.h's
+	 * sorted load); NULL before the first chunk and after the last. */
+	struct store_load *load;
 } move_in;
 
 typedef struct node {

@@ -461,26 +461,66 @@ overlaps_owned(node *n, uint32_t table_id, uint64_t lo, uint64_t last)
 	return any;
 }
 
-/* Deletes every key of hashes [lo, last] of table_id, durably. */
+static bool
+any_key(void *arg, const uint8_t *k, size_t kl, const uint8_t *v, size_t vl)
+{
+	(void) k;
+	(void) kl;
+	(void) v;
+	(void) vl;
+	*(bool *) arg = true;
+	return false;
+}
+
+/*
+ * Deletes every key of hashes [lo, last] of table_id, durably. A range
+ * that holds none is left alone: a deletion would sit above the copy's
+ * files and keep them from the last level (store.h's sorted load).
+ */
 static kv_err
 clear_range(node *n, uint32_t table_id, uint64_t lo, uint64_t last)
 {
 	uint8_t klo[KEYENC_PREFIX], khi[KEYENC_PREFIX];
 	size_t hil;
 	store_batch b;
+	bool any = false;
 	part_range_keys(table_id, lo, last, klo, khi, &hil);
+	kv_err rv = store_scan(n->st, klo, sizeof(klo), khi, hil, any_key,
+	    &any);
+	if (rv != KV_OK || !any)
+		return rv;
 	store_batch_init(&b);
-	kv_err rv = store_batch_add(&b, STORE_DELETE_RANGE, klo, sizeof(klo),
-	    khi, hil);
+	rv = store_batch_add(&b, STORE_DELETE_RANGE, klo, sizeof(klo), khi,
+	    hil);
 	if (rv == KV_OK)
 		rv = store_write(n->st, &b);
 	store_batch_fini(&b);
 	return rv;
 }
 
+/* Drops a copy not yet applied. */
+static void
+load_drop(move_in *m)
+{
+	if (m->load != NULL)
+		store_load_abort(m->load);
+	m->load = NULL;
+}
+
+/* Applies the copy (all its chunks at once), if one is open. */
+static kv_err
+load_apply(move_in *m)
+{
+	kv_err rv = m->load != NULL ? store_load_finish(m->load) : KV_OK;
+	m->load = NULL;
+	return rv;
+}
+
 /*
- * Applies the pairs of a MOVE_PULL or MOVE_DIRTY answer in one durable
- * batch; every key must be of the move's table and range.
+ * Applies the pairs of a MOVE_DIRTY answer in one durable batch, or adds
+ * those of a MOVE_PULL answer to the copy's load (applied with the last
+ * chunk: the chunks come in key order, and no catch-up runs before the
+ * copy ends); every key must be of the move's table and range.
  */
 static kv_err
 apply_pairs(node *n, move_in *m, const rpc_response *got, bool copy)
@@ -488,6 +528,9 @@ apply_pairs(node *n, move_in *m, const rpc_response *got, bool copy)
 	store_batch b;
 	kv_err rv = KV_OK;
 	uint64_t items = m->items, bytes = m->bytes;
+	if (copy && m->load == NULL && got->n_blobs > 0 &&
+	    (rv = store_load_open(n->st, &m->load)) != KV_OK)
+		return rv;
 	store_batch_init(&b);
 	for (size_t i = 0; i < got->n_blobs && rv == KV_OK; i++) {
 		const uint8_t *k, *v;
@@ -530,8 +573,13 @@ apply_pairs(node *n, move_in *m, const rpc_response *got, bool copy)
 				items++;
 			bytes += record_size(v);
 		}
-		rv = vl > 0 ? store_batch_add(&b, STORE_PUT, k, kl, v, vl) :
-		    store_batch_add(&b, STORE_DELETE, k, kl, NULL, 0);
+		if (copy)
+			rv = store_load_put(m->load, k, kl, vl > 0 ? v : NULL,
+			    vl);
+		else
+			rv = vl > 0 ? store_batch_add(&b, STORE_PUT, k, kl, v,
+			    vl) : store_batch_add(&b, STORE_DELETE, k, kl, NULL,
+			    0);
 	}
 	if (rv == KV_OK && b.n > 0)
 		rv = store_write(n->st, &b);
@@ -647,6 +695,7 @@ target_step(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 			goto out;
 		}
 		copy_forget(m);
+		load_drop(m);
 		*m = (move_in) { .id = req->move_id, .table_id = t->id,
 		    .part_id = tp->id, .lo = tp->lo, .last = tp->last,
 		    .source = req->node };
@@ -657,6 +706,7 @@ target_step(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 	}
 	if (req->limit == MOVE_STEP_ABORT) {
 		if (m->id != 0 && (req->move_id == 0 || m->id == req->move_id)) {
+			load_drop(m);
 			if (!overlaps_owned(n, m->table_id, m->lo, m->last))
 				clear_range(n, m->table_id, m->lo, m->last);
 			copy_forget(m);
@@ -688,10 +738,27 @@ target_step(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 			resp->message = "a copy step out of order";
 			goto out;
 		}
-		resp->code = pull(n, m, copy ? RPC_MOVE_PULL : RPC_MOVE_DIRTY,
-		    req, a, &got);
+		/* The copy is in before any catch-up (normally applied
+		 * with its last chunk). */
+		resp->code = copy ? KV_OK : load_apply(m);
+		if (resp->code == KV_OK)
+			resp->code = pull(n, m, copy ? RPC_MOVE_PULL :
+			    RPC_MOVE_DIRTY, req, a, &got);
 		if (resp->code == KV_OK)
 			resp->code = apply_pairs(n, m, &got, copy);
+		if (resp->code == KV_OK && copy && !got.found)
+			resp->code = load_apply(m);
+		if (resp->code != KV_OK && copy) {
+			/*
+			 * The load may hold part of a chunk, or be gone with
+			 * a failed apply: no later step may build on it. The
+			 * move is forgotten here, so that the catalog node
+			 * (which aborts it on this answer) or a repeat of
+			 * this step finds none.
+			 */
+			load_drop(m);
+			m->id = 0;
+		}
 		if (resp->code == KV_OK && copy) {
 			uint8_t *at = dup_bytes(req->range_lo,
 			    req->range_lo_len);

@@ -9,11 +9,14 @@
  * until few are left; MOVE_FENCE raises the source's epoch durably to one
  * that no router holds, after which it serves nothing of the partition;
  * a last MOVE_DIRTY empties the write set, and the catalog hands the
- * partition over. Each step of the target applies what it pulled before
- * the next step starts, and every value is read from the source's store
- * when it is pulled, so the value the target holds last for a key is one
- * the source held after that key's last write: nothing written is lost,
- * and nothing is applied twice (a record is a whole item, not a delta).
+ * partition over. The copy's chunks go into a sorted load (store.h) that
+ * is applied, all at once, with the last chunk, before any catch-up; each
+ * catch-up step applies what it pulled before the next step starts. Every
+ * value is read from the source's store when it is pulled, so the value
+ * the target holds last for a key is one the source held after that key's
+ * last write: nothing written is lost, and nothing is applied twice (a
+ * record is a whole item, not a delta). A copy step that fails forgets
+ * the move on the target, so nothing builds on a load with a gap.
  *
  * The write set and the move's id live in the partition (part.h: guarded
  * by its mu). They are not durable: a source that restarts forgets the

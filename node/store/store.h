@@ -78,6 +78,21 @@ typedef struct store_memory {
 	uint64_t table_readers;  /* table readers outside the cache */
 } store_memory;
 
+/*
+ * A sorted load: a stream of pairs in strictly increasing key order that
+ * no reader sees until store_load_finish applies them all at once,
+ * durably, as one write made at that moment (above every write before
+ * it). Nothing else may write those keys while it is open. A partition's
+ * move copies its range so (node/adaptive/move.c): the RocksDB engine
+ * writes the pairs into table files as they come and hands the files to
+ * the store at the end, so the copy takes no log, memtable, flush or
+ * compaction on the way (store_rocks.c); an engine without its own way
+ * (store_mem.c) keeps the pairs and writes them in one batch.
+ */
+typedef struct store_load {
+	struct store *s; /* an engine's load starts with this one */
+} store_load;
+
 typedef struct store_ops {
 	kv_err (*get)(store *s, const uint8_t *k, size_t kl, uint8_t **v,
 	    size_t *vl, bool *found);
@@ -91,6 +106,12 @@ typedef struct store_ops {
 	    const uint8_t *hi, size_t hil, store_scan_fn fn, void *arg);
 	void (*memory)(store *s, store_memory *m);
 	void (*close)(store *s);
+	/* A sorted load's steps (NULL: store.c's batch in memory). */
+	kv_err (*load_open)(store *s, store_load **out);
+	kv_err (*load_put)(store_load *l, const uint8_t *k, size_t kl,
+	    const uint8_t *v, size_t vl);
+	kv_err (*load_finish)(store_load *l);
+	void (*load_abort)(store_load *l);
 } store_ops;
 
 struct store {
@@ -210,6 +231,20 @@ store_close(store *s)
 	if (s != NULL)
 		s->ops->close(s);
 }
+
+/*
+ * store_load_open starts a sorted load into s (see store_load above):
+ * KV_OK with *out, or KV_IO / KV_ENOMEM. store_load_put adds a pair (v
+ * NULL: a delete of k), above every key given before; store_load_finish
+ * applies them all and frees the load, whatever it returns (KV_IO: none
+ * applied); store_load_abort frees it and applies none. A load left open
+ * by a process that died applies nothing.
+ */
+kv_err store_load_open(store *s, store_load **out);
+kv_err store_load_put(store_load *l, const uint8_t *k, size_t kl,
+    const uint8_t *v, size_t vl);
+kv_err store_load_finish(store_load *l);
+void store_load_abort(store_load *l);
 
 /* store_batch_init prepares an empty batch; cannot fail. */
 void store_batch_init(store_batch *b);

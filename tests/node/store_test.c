@@ -4,7 +4,8 @@
  * directory) and one on the in-memory engine, so the two cannot drift
  * apart. Covers point reads and writes, binary keys, batch order and
  * atomicity, delete-range bounds, scan order and bounds, a seeded random
- * model test, and (RocksDB only) durability across close and open.
+ * model test, sorted loads (a move's copy), and (RocksDB only) durability
+ * across close and open.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -891,6 +892,103 @@ check_scan_rev(const model *m, const uint8_t *lo, size_t lol,
 		cr_assert(bytecmp(c.p[x].k, c.p[x].kl, m->p[j - 1 - x].k,
 		    m->p[j - 1 - x].kl) == 0, "backward key %zu differs", x);
 	collected_fini(&c);
+}
+
+static void
+load_put(store_load *l, const char *k, const char *v)
+{
+	cr_assert_eq(store_load_put(l, (const uint8_t *) k, strlen(k),
+	    (const uint8_t *) v, v != NULL ? strlen(v) : 0), KV_OK);
+}
+
+/*
+ * A sorted load (a move's copy into a cleared range): nothing shows until
+ * it finishes, then all of it at once, above what was written before;
+ * an aborted one leaves nothing.
+ */
+STORE_TEST(sorted_load_applies_at_finish)
+{
+	(void) e;
+	put("k2", 2, "old", 3);
+	put("k3", 2, "gone", 4);
+	put("k5", 2, "cleared", 7);
+	del_range("k4", 2, "k6", 2);
+	store_load *l;
+	cr_assert_eq(store_load_open(S, &l), KV_OK);
+	load_put(l, "k1", "a");
+	load_put(l, "k2", "b");
+	load_put(l, "k3", NULL);
+	load_put(l, "k4", "c");
+	expect_missing("k1", 2);
+	expect_value("k2", 2, "old", 3);
+	cr_assert_eq(store_load_finish(l), KV_OK);
+	expect_value("k1", 2, "a", 1);
+	expect_value("k2", 2, "b", 1);
+	expect_missing("k3", 2);
+	expect_value("k4", 2, "c", 1);
+	expect_missing("k5", 2);
+	/* Written after it: above it. */
+	put("k1", 2, "later", 5);
+	expect_value("k1", 2, "later", 5);
+	cr_assert_eq(store_load_open(S, &l), KV_OK);
+	load_put(l, "k8", "x");
+	load_put(l, "k9", "y");
+	store_load_abort(l);
+	expect_missing("k8", 2);
+	expect_missing("k9", 2);
+	/* An empty load is no error. */
+	cr_assert_eq(store_load_open(S, &l), KV_OK);
+	cr_assert_eq(store_load_finish(l), KV_OK);
+}
+
+static bool
+count_one(void *arg, const uint8_t *k, size_t kl, const uint8_t *v, size_t vl)
+{
+	(void) k;
+	(void) kl;
+	(void) v;
+	(void) vl;
+	(*(uint64_t *) arg)++;
+	return true;
+}
+
+static int
+load_files_in(const char *d)
+{
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "test -z \"$(ls %s | grep kvload-)\"", d);
+	return system(cmd) == 0 ? 0 : 1;
+}
+
+Test(store, rocks_sorted_load_spans_files_and_leaves_none)
+{
+	open_engine(ENGINE_ROCKS);
+	/* 40 MB: more than one of the load's files. */
+	static char v[4096];
+	memset(v, 'v', sizeof(v) - 1);
+	store_load *l;
+	cr_assert_eq(store_load_open(S, &l), KV_OK);
+	for (int i = 0; i < 10000; i++) {
+		char k[16];
+		snprintf(k, sizeof(k), "key%06d", i);
+		load_put(l, k, v);
+	}
+	cr_assert_eq(load_files_in(dir), 1, "files while it is open");
+	cr_assert_eq(store_load_finish(l), KV_OK);
+	cr_assert_eq(load_files_in(dir), 0, "files left after it");
+	uint64_t n = 0;
+	cr_assert_eq(scan("key", 3, "kez", 3, count_one, &n), KV_OK);
+	cr_assert_eq(n, 10000);
+	expect_value("key004321", 9, v, sizeof(v) - 1);
+	/* A dead process's files are deleted at the next open. */
+	char stray[128];
+	snprintf(stray, sizeof(stray), "%s/kvload-77.sst", dir);
+	FILE *f = fopen(stray, "w");
+	cr_assert_not_null(f);
+	fclose(f);
+	reopen_rocks();
+	cr_assert_eq(load_files_in(dir), 0);
+	expect_value("key000000", 9, v, sizeof(v) - 1);
 }
 
 Test(store, rocks_collection_scans_see_every_file)

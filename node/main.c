@@ -317,6 +317,7 @@ out:
 		    kv_err_name(rv));
 	for (size_t i = 0; i < CONFIG_MAX_NODES; i++)
 		rpc_client_close(n.peers[i]);
+	move_target_close(&n);
 	part_map_fini(&n.parts);
 	store_close(n.st);
 	free(n.plant.key);

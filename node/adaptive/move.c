@@ -799,6 +799,14 @@ out:
 }
 
 void
+move_target_close(node *n)
+{
+	load_drop(&n->move);
+	copy_forget(&n->move);
+	n->move.id = 0;
+}
+
+void
 move_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 {
 	if (req->table_id == 0 && req->op != RPC_MOVE_STEP) {

@@ -81,6 +81,12 @@ bool move_tally(node *n, uint32_t table_id, uint32_t part_id,
 kv_err move_call(node *n, uint32_t i, const rpc_request *req, arena *a,
     rpc_response *resp, int timeout_ms);
 
+/*
+ * move_target_close frees the target's move state at exit (a copy not
+ * yet applied is dropped, as a restart would). No step may run.
+ */
+void move_target_close(node *n);
+
 /* The verbs (RPC_MOVE_BEGIN ... RPC_MOVE_STEP). */
 void move_serve(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);

@@ -96,8 +96,21 @@ def until_converged(ddb, table, indexes=("by_owner", "by_tag"),
     res = indexes_check.converged(ddb, table, list(indexes), wait=timeout)
     bad = [(i, len(m), len(e), m[:3], e[:3]) for i, (m, e) in res.items()
            if m or e]
+    if bad and cluster is not None:
+        # Still a failure; whether the entries were late or lost tells
+        # where to look.
+        counters = index_counters(cluster)
+        t0 = time.monotonic()
+        later = indexes_check.converged(ddb, table, list(indexes), wait=60)
+        late = all(not m and not e for m, e in later.values())
+        assert False, "indexes of %s did not converge in %d s (index, " \
+            "missing, extra, first of each): %s%s\n%s" % (
+                table, timeout, bad, counters,
+                "they did %.0f s later" % (time.monotonic() - t0) if late
+                else "nor 60 s later: %s" % [
+                    (i, len(m), len(e)) for i, (m, e) in later.items()])
     assert not bad, "indexes of %s did not converge (index, missing, " \
-        "extra, first of each): %s%s" % (table, bad, index_counters(cluster))
+        "extra, first of each): %s" % (table, bad)
 
 
 def index_counters(cluster):

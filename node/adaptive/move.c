@@ -740,7 +740,8 @@ target_step(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 		}
 		/* The copy is in before any catch-up (normally applied
 		 * with its last chunk). */
-		resp->code = copy ? KV_OK : load_apply(m);
+		kv_err applied = copy ? KV_OK : load_apply(m);
+		resp->code = applied;
 		if (resp->code == KV_OK)
 			resp->code = pull(n, m, copy ? RPC_MOVE_PULL :
 			    RPC_MOVE_DIRTY, req, a, &got);
@@ -748,7 +749,7 @@ target_step(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 			resp->code = apply_pairs(n, m, &got, copy);
 		if (resp->code == KV_OK && copy && !got.found)
 			resp->code = load_apply(m);
-		if (resp->code != KV_OK && copy) {
+		if (resp->code != KV_OK && (copy || applied != KV_OK)) {
 			/*
 			 * The load may hold part of a chunk, or be gone with
 			 * a failed apply: no later step may build on it. The

@@ -68,7 +68,7 @@ SETTLE_SHARE = 0.05         # nodes idle: under 5 % of a CPU ...
 SETTLE_LIMIT_S = 900        # ... waited for at most this long
 
 
-def disk_read_bytes(nodes):
+def nodes_read_bytes(nodes):
     """Bytes the nodes have read from the disk so far."""
     return sum(measure.disk_read_bytes(n.p.pid) for n in nodes
                if n.p is not None)
@@ -244,7 +244,7 @@ def bench_scale(args, kvload, start_cluster, lifted):
 
         def run(t, wl, extra, seconds, name=None):
             keys = small_keys if t == SMALL else big_keys
-            before = disk_read_bytes(cluster.nodes)
+            before = nodes_read_bytes(cluster.nodes)
             s = kvload(args, kv.url, [
                 "--table", t, "--workload", wl, "--collections",
                 "--keys", str(keys), "--item-size", str(args.item_size),
@@ -255,7 +255,7 @@ def bench_scale(args, kvload, start_cluster, lifted):
             ops = s["totals"]["ok_per_s"] * seconds
             if name is not None and ops > 0:
                 res[name]["disk"][t].append(
-                    (disk_read_bytes(cluster.nodes) - before) / ops)
+                    (nodes_read_bytes(cluster.nodes) - before) / ops)
             return s["totals"]["ok_per_s"]
         # Warm-up, not counted: the big table's first reads after its load
         # find a cache full of what the load wrote last.

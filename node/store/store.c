@@ -42,31 +42,21 @@ store_batch_add(store_batch *b, store_op_kind kind, const uint8_t *k,
 }
 
 /*
- * The sorted load of an engine without its own: each pair copied into
- * one growing buffer, written in one batch at the end.
+ * The sorted load of an engine without its own: a batch of owned copies
+ * (each pair in one allocation, the key first), written at the end.
  */
 typedef struct kept_load {
 	store_load base;
-	uint8_t *buf; /* kl (size_t), key, vl + 1 (size_t; 0: delete), value */
-	size_t len, cap, n;
+	store_batch b;
 } kept_load;
 
-static kv_err
-kept_append(kept_load *l, const void *p, size_t len)
+static void
+kept_free(kept_load *kp)
 {
-	if (l->len + len > l->cap) {
-		size_t cap = l->cap == 0 ? 4096 : l->cap;
-		while (cap < l->len + len)
-			cap *= 2;
-		uint8_t *nb = realloc(l->buf, cap);
-		if (nb == NULL)
-			return KV_ENOMEM;
-		l->buf = nb;
-		l->cap = cap;
-	}
-	memcpy(l->buf + l->len, p, len);
-	l->len += len;
-	return KV_OK;
+	for (size_t i = 0; i < kp->b.n; i++)
+		free((void *) kp->b.ops[i].key);
+	store_batch_fini(&kp->b);
+	free(kp);
 }
 
 kv_err
@@ -78,6 +68,7 @@ store_load_open(store *s, store_load **out)
 	if (l == NULL)
 		return KV_ENOMEM;
 	l->base.s = s;
+	store_batch_init(&l->b);
 	*out = &l->base;
 	return KV_OK;
 }
@@ -91,16 +82,17 @@ store_load_put(store_load *l, const uint8_t *k, size_t kl, const uint8_t *v,
 	if (l->s->ops->load_put != NULL)
 		return l->s->ops->load_put(l, k, kl, v, vl);
 	kept_load *kp = (kept_load *) l;
-	size_t vtag = v != NULL ? vl + 1 : 0;
-	kv_err rv = kept_append(kp, &kl, sizeof(kl));
-	if (rv == KV_OK)
-		rv = kept_append(kp, k, kl);
-	if (rv == KV_OK)
-		rv = kept_append(kp, &vtag, sizeof(vtag));
-	if (rv == KV_OK && v != NULL)
-		rv = kept_append(kp, v, vl);
-	if (rv == KV_OK)
-		kp->n++;
+	size_t keep = v != NULL ? vl : 0;
+	uint8_t *copy = malloc(kl + keep > 0 ? kl + keep : 1);
+	if (copy == NULL)
+		return KV_ENOMEM;
+	memcpy(copy, k, kl);
+	if (keep > 0)
+		memcpy(copy + kl, v, keep);
+	kv_err rv = store_batch_add(&kp->b, v != NULL ? STORE_PUT :
+	    STORE_DELETE, copy, kl, v != NULL ? copy + kl : NULL, keep);
+	if (rv != KV_OK)
+		free(copy);
 	return rv;
 }
 
@@ -114,37 +106,16 @@ store_load_finish(store_load *l)
 	if (l->s->ops->load_finish != NULL)
 		return l->s->ops->load_finish(l);
 	kept_load *kp = (kept_load *) l;
-	store_batch b;
-	kv_err rv = KV_OK;
-	store_batch_init(&b);
-	for (size_t off = 0; off < kp->len && rv == KV_OK;) {
-		size_t kl, vtag;
-		memcpy(&kl, kp->buf + off, sizeof(kl));
-		const uint8_t *k = kp->buf + off + sizeof(kl);
-		off += sizeof(kl) + kl;
-		memcpy(&vtag, kp->buf + off, sizeof(vtag));
-		off += sizeof(vtag);
-		rv = vtag == 0 ? store_batch_add(&b, STORE_DELETE, k, kl, NULL,
-		    0) : store_batch_add(&b, STORE_PUT, k, kl, kp->buf + off,
-		    vtag - 1);
-		off += vtag != 0 ? vtag - 1 : 0;
-	}
-	if (rv == KV_OK && b.n > 0)
-		rv = store_write(l->s, &b);
-	store_batch_fini(&b);
-	free(kp->buf);
-	free(kp);
+	kv_err rv = kp->b.n > 0 ? store_write(l->s, &kp->b) : KV_OK;
+	kept_free(kp);
 	return rv;
 }
 
 void
 store_load_abort(store_load *l)
 {
-	if (l->s->ops->load_abort != NULL) {
+	if (l->s->ops->load_abort != NULL)
 		l->s->ops->load_abort(l);
-		return;
-	}
-	kept_load *kp = (kept_load *) l;
-	free(kp->buf);
-	free(kp);
+	else
+		kept_free((kept_load *) l);
 }

@@ -77,10 +77,16 @@ struct hconn {
 	time_t started;
 };
 
-/* A single-item request waiting for its node's answer. */
+struct relay;
+
+/*
+ * A request waiting for its node's answer: a client's single-item
+ * request (c, s), or a worker's call relayed by the loop (rl; http.c).
+ */
 typedef struct call {
 	struct call *next;
 	hconn *c;
+	struct relay *rl;
 	int64_t deadline_ms;
 	api_async s;
 } call;
@@ -123,6 +129,9 @@ struct loop {
 	nlink links[CONFIG_MAX_NODES];
 	pthread_mutex_t done_mu;
 	job *done;         /* answered by workers; guarded by done_mu */
+	/* Workers' calls to send (http.c, "Relays"); guarded by done_mu. */
+	struct relay *relays;
+	bool relays_closed; /* the loop has stopped taking them */
 	time_t swept;
 	bool urgent;       /* a link has LINK_BATCH frames waiting */
 	char date[64];     /* the Date header, per second */

@@ -19,10 +19,13 @@
 #define TARGET_PREFIX "DynamoDB_20120810."
 
 /*
- * item: the operations the event loop runs itself (one node call each):
- * the single-item ones and Query.
+ * item: the operations the event loop runs itself: the single-item ones
+ * and Query (one node call each), TransactWriteItems (a call at a time).
  */
 #define QUERY 100
+#define TXN_WRITE 101
+/* A TransactWriteItems body the loop parses itself (up to 4 MB: a worker). */
+#define TXN_LOOP_BODY (64 * 1024)
 static const struct {
 	const char *name;
 	api_op_fn fn;
@@ -41,7 +44,7 @@ static const struct {
 	{ "Scan", ops_read_scan, -1 },
 	{ "BatchGetItem", ops_batch_get, -1 },
 	{ "BatchWriteItem", ops_batch_write, -1 },
-	{ "TransactWriteItems", ops_txn_write, -1 },
+	{ "TransactWriteItems", ops_txn_write, TXN_WRITE },
 	{ "TransactGetItems", ops_txn_get, -1 },
 	{ "DescribeEndpoints", ops_account_endpoints, -1 },
 	{ "DescribeLimits", ops_account_limits, -1 },
@@ -235,7 +238,8 @@ api_start(router *r, const char *target, const char *auth, const char *body,
 {
 	memset(s, 0, sizeof(*s));
 	/* The others' bodies (a batch may be 16 MB) are parsed by a worker. */
-	if (find_op(target, &s->op) && ops[s->op].item < 0)
+	if (find_op(target, &s->op) && (ops[s->op].item < 0 ||
+	    (ops[s->op].item == TXN_WRITE && len > TXN_LOOP_BODY)))
 		return API_WORKER;
 	arena_init(&s->a);
 	if (!parse(r, target, body, len, &s->a, &s->op, &s->body,
@@ -245,7 +249,14 @@ api_start(router *r, const char *target, const char *auth, const char *body,
 	}
 	ctx_init(&s->c, r, &s->a, auth);
 	s->query = ops[s->op].item == QUERY;
-	if (s->query) {
+	if (ops[s->op].item == TXN_WRITE) {
+		int a = ops_txn_start(&s->c, s->body, &s->txn, &s->req,
+		    &s->owner, out);
+		if (a == 1)
+			return API_NODE;
+		if (a < 0)
+			out->status = 0; /* the worker answers */
+	} else if (s->query) {
 		query_req *q = &s->u.q;
 		if (ops_query_read(&s->c, s->body, q, out) &&
 		    ops_query_route(&s->c, s->body, q, NULL, out)) {
@@ -270,7 +281,12 @@ api_path
 api_finish(api_async *s, kv_err rv, rpc_response *resp, reply *out)
 {
 	int a = 0;
-	if (s->query)
+	if (s->txn != NULL) {
+		a = ops_txn_next(&s->c, s->txn, rv, resp, &s->req, &s->owner,
+		    out);
+		if (a == 1)
+			return API_NODE;
+	} else if (s->query)
 		a = ops_query_answer(&s->c, &s->u.q, rv, resp, out);
 	else if (rv != KV_OK)
 		errors_from_kv(out, rv);
@@ -283,8 +299,16 @@ api_finish(api_async *s, kv_err rv, rpc_response *resp, reply *out)
 	return API_DONE;
 }
 
+bool
+api_restartable(const api_async *s)
+{
+	return s->txn == NULL || ops_txn_restartable(s->txn);
+}
+
 void
 api_abort(api_async *s)
 {
+	if (s->txn != NULL)
+		ops_txn_abort(s->txn);
 	async_fini(s);
 }

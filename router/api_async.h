@@ -9,6 +9,7 @@
 #include "api.h"
 #include "ops_item.h"
 #include "ops_read.h"
+#include "ops_txn.h"
 
 typedef enum api_path {
 	API_DONE,   /* *out holds the answer */
@@ -19,11 +20,14 @@ typedef enum api_path {
 /*
  * One request served without blocking (the router's event loop):
  * api_start parses it and, for a single-item operation or a Query,
- * prepares the one node request `req` for node `owner`. Everything else, and anything that
- * needs a network call first (a table not in this router's catalog, a
- * stale route), is API_WORKER: the caller runs api_handle on a thread
- * that may block, which starts over from the raw request. Must not move
- * between api_start and api_finish (it points into itself).
+ * prepares the one node request `req` for node `owner`; for
+ * TransactWriteItems, the first of its calls, the others following from
+ * api_finish one at a time. Everything else, and anything that needs a
+ * network call first (a table not in this router's catalog, a stale
+ * route, a transaction's ClientRequestToken), is API_WORKER: the caller
+ * runs api_handle on a thread that may block, which starts over from the
+ * raw request. Must not move between api_start and api_finish (it
+ * points into itself).
  */
 typedef struct api_async {
 	size_t op;
@@ -31,7 +35,8 @@ typedef struct api_async {
 	json_t *body;
 	bool body_in_arena;       /* body lives in a (json_read_in) */
 	api_ctx c;
-	bool query;               /* u.q, else u.ir */
+	bool query;               /* u.q, else u.ir (or txn) */
+	ops_txn_async *txn;       /* TransactWriteItems: its state, in a */
 	union {
 		item_req ir;
 		query_req q;
@@ -52,11 +57,20 @@ api_path api_start(router *r, const char *target, const char *auth,
  * api_finish takes the outcome of sending s's request: rv KV_OK with the
  * node's *resp, or the transport's error (KV_UNAVAILABLE, KV_TIMEDOUT:
  * the request may or may not have been applied, as rpc_call says).
- * Returns API_DONE with *out filled, or API_WORKER for a stale route
- * (nothing was applied). Frees what s holds either way.
+ * Returns API_DONE with *out filled, API_WORKER for a stale route
+ * (nothing was applied), or API_NODE with the next request in *s->req
+ * for s->owner (a transaction's next call). Frees what s holds unless
+ * API_NODE.
  */
 api_path api_finish(api_async *s, kv_err rv, rpc_response *resp,
     reply *out);
+
+/*
+ * When s's request could not be sent: api_restartable says whether a
+ * worker may serve the request from the start (nothing of it reached a
+ * node). If not, the caller goes on with api_finish(KV_UNAVAILABLE).
+ */
+bool api_restartable(const api_async *s);
 
 /* api_abort frees what s holds after API_NODE, when it is not sent. */
 void api_abort(api_async *s);

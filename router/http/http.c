@@ -6,7 +6,9 @@
  * what has arrived on all its ready connections, parses each complete
  * request and starts it without blocking (api_start): a single-item
  * operation or a Query becomes a frame appended to its node's output,
- * everything else goes to the worker pool. When every ready event has
+ * a TransactWriteItems a frame per call of its commit in turn (the
+ * answer to one starts the next: call_end), everything else goes to the
+ * worker pool. When every ready event has
  * been handled, the loop writes each node's frames, so requests that
  * arrived together travel to a node in one write (a node with LINK_BATCH
  * waiting gets them at once); the node serves them in order and answers
@@ -28,7 +30,8 @@
  * catalog (tables, Scan, batches, /metrics, a stale route, a node that
  * cannot be reached yet) run api_handle on one of WORKERS threads,
  * which may block; the answer comes back to the loop through its done
- * list and eventfd, and the loop writes it.
+ * list and eventfd, and the loop writes it. A worker's quick node calls
+ * go out on the loop's links too ("Relays" below).
  *
  * Connections. A client connection has at most one request being served;
  * its bytes stay in the input buffer until it is answered, and requests
@@ -336,6 +339,7 @@ text_reply(reply *rp, int status, const char *text)
 static void conn_process(hconn *c);
 static bool relay_call(void *arg, uint32_t node, const rpc_request *req,
     arena *a, rpc_response *resp, kv_err *rv);
+static bool to_node(hconn *c, call *q);
 
 /*
  * Ends c's request with rp (taking its body): answers and drops the
@@ -570,7 +574,13 @@ call_end(call *k, kv_err rv, rpc_response *resp)
 	}
 	reply rp = { 0 };
 	hconn *c = k->c;
-	if (api_finish(&k->s, rv, resp, &rp) == API_WORKER && c->fd >= 0)
+	api_path p = api_finish(&k->s, rv, resp, &rp);
+	if (p == API_NODE) {
+		/* A transaction's next call: it goes on, client or not. */
+		to_node(c, k);
+		return;
+	}
+	if (p == API_WORKER && c->fd >= 0)
 		to_worker(c, 0);
 	else
 		conn_resume(c, &rp, JSON_TYPE);
@@ -593,7 +603,8 @@ link_fail(nlink *k, loop *l, bool sent, kv_err rv)
 		if (!sent && q->rl != NULL) {
 			relay_end(q->rl, RELAY_NOT_SENT, rv, NULL);
 			free(q);
-		} else if (!sent && q->c->fd >= 0) {
+		} else if (!sent && q->c->fd >= 0 &&
+		    api_restartable(&q->s)) {
 			api_abort(&q->s);
 			to_worker(q->c, 0);
 			free(q);
@@ -987,8 +998,9 @@ to_node(hconn *c, call *q)
 	    !link_queue(l, q->s.owner, q, msg, len)) {
 		reply rp = { 0 };
 		free(msg);
-		api_finish(&q->s, q->s.owner < l->h->r->cfg.n_nodes ?
-		    KV_ENOMEM : KV_UNAVAILABLE, NULL, &rp);
+		if (api_finish(&q->s, q->s.owner < l->h->r->cfg.n_nodes ?
+		    KV_ENOMEM : KV_UNAVAILABLE, NULL, &rp) == API_NODE)
+			return to_node(c, q); /* a transaction's next call */
 		free(q);
 		return conn_done(c, &rp, JSON_TYPE);
 	}

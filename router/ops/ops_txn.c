@@ -37,6 +37,7 @@
 #include "item.h"
 #include "json.h"
 #include "ops_item.h"
+#include "ops_txn.h"
 #include "request.h"
 #include "route.h"
 
@@ -152,48 +153,81 @@ participants(const action *xs, size_t n, uint32_t *nodes)
 }
 
 /*
- * Sends node `node` its actions (op: RPC_TXN_PREPARE, with `limit`, or
- * RPC_MULTI for reads) and takes each action's answer into xs[i].got, in
- * c->a; the node's seq in *seq. KV_OK, or why the node as a whole did
- * not answer (KV_STALE_ROUTE among them).
+ * One node's actions as one request (op: RPC_TXN_PREPARE, with `limit`,
+ * or RPC_MULTI for reads): group_pack fills g->req, group_take takes the
+ * node's answer into each action's xs[i].got (in c->a; the node's seq in
+ * *seq), group_free frees what group_pack made. Both drivers of the
+ * commit (the worker's, the event loop's) and the reads send them.
  */
+typedef struct group {
+	const uint8_t *subs[TXN_MAX_ACTIONS];
+	uint8_t *bufs[TXN_MAX_ACTIONS];
+	size_t lens[TXN_MAX_ACTIONS], idx[TXN_MAX_ACTIONS], k, packed;
+	rpc_request req;
+} group;
+
+static kv_err
+group_pack(group *g, action *xs, size_t n, uint32_t node, rpc_op op,
+    uint64_t txn, uint32_t keeper, uint32_t limit)
+{
+	kv_err rv = KV_OK;
+	g->k = g->packed = 0;
+	for (size_t i = 0; i < n; i++)
+		if (xs[i].owner == node)
+			g->idx[g->k++] = i;
+	while (g->packed < g->k && (rv = wire_pack_request(
+	    &xs[g->idx[g->packed]].ir.op.req, &g->bufs[g->packed],
+	    &g->lens[g->packed])) == KV_OK) {
+		g->subs[g->packed] = g->bufs[g->packed];
+		g->packed++;
+	}
+	g->req = (rpc_request) { .op = op, .subs = g->subs,
+		.sub_lens = g->lens, .n_subs = g->k, .txn = txn, .node = keeper,
+		.limit = limit };
+	return rv;
+}
+
+/* KV_OK, or why the node as a whole did not answer (KV_STALE_ROUTE
+ * among them). Takes resp (wire_response_fini). */
+static kv_err
+group_take(api_ctx *c, group *g, action *xs, rpc_response *resp,
+    uint64_t *seq)
+{
+	kv_err rv = resp->code != KV_OK ? resp->code :
+	    resp->n_subs != g->k ? KV_PROTO : KV_OK;
+	if (seq != NULL)
+		*seq = resp->seq;
+	for (size_t j = 0; rv == KV_OK && j < g->k; j++) {
+		action *x = &xs[g->idx[j]];
+		rv = wire_unpack_response(resp->subs[j], resp->sub_lens[j],
+		    c->a, &x->got);
+		x->answered = rv == KV_OK;
+	}
+	wire_response_fini(resp);
+	return rv;
+}
+
+static void
+group_free(group *g)
+{
+	for (size_t j = 0; j < g->packed; j++)
+		free(g->bufs[j]);
+	g->packed = 0;
+}
+
+/* group_pack, the call, group_take: the node's seq in *seq. */
 static kv_err
 send_group(api_ctx *c, action *xs, size_t n, uint32_t node, rpc_op op,
     uint64_t txn, uint32_t keeper, uint32_t limit, uint64_t *seq)
 {
-	const uint8_t *subs[TXN_MAX_ACTIONS];
-	uint8_t *bufs[TXN_MAX_ACTIONS];
-	size_t lens[TXN_MAX_ACTIONS], idx[TXN_MAX_ACTIONS], k = 0, packed = 0;
-	kv_err rv = KV_OK;
-	for (size_t i = 0; i < n; i++)
-		if (xs[i].owner == node)
-			idx[k++] = i;
-	while (packed < k && (rv = wire_pack_request(&xs[idx[packed]].ir.op.req,
-	    &bufs[packed], &lens[packed])) == KV_OK) {
-		subs[packed] = bufs[packed];
-		packed++;
-	}
-	rpc_request req = { .op = op, .subs = subs, .sub_lens = lens,
-		.n_subs = k, .txn = txn, .node = keeper, .limit = limit };
+	group g;
 	rpc_response resp;
-	memset(&resp, 0, sizeof(resp));
+	kv_err rv = group_pack(&g, xs, n, node, op, txn, keeper, limit);
 	if (rv == KV_OK)
-		rv = conn_call(c->r, node, &req, c->a, &resp);
-	if (rv == KV_OK) {
-		rv = resp.code != KV_OK ? resp.code :
-		    resp.n_subs != k ? KV_PROTO : KV_OK;
-		if (seq != NULL)
-			*seq = resp.seq;
-		for (size_t j = 0; rv == KV_OK && j < k; j++) {
-			action *x = &xs[idx[j]];
-			rv = wire_unpack_response(resp.subs[j], resp.sub_lens[j],
-			    c->a, &x->got);
-			x->answered = rv == KV_OK;
-		}
-		wire_response_fini(&resp);
-	}
-	for (size_t j = 0; j < packed; j++)
-		free(bufs[j]);
+		rv = conn_call(c->r, node, &g.req, c->a, &resp);
+	if (rv == KV_OK)
+		rv = group_take(c, &g, xs, &resp, seq);
+	group_free(&g);
 	return rv;
 }
 
@@ -455,6 +489,183 @@ typedef enum outcome {
 } outcome;
 
 /*
+ * One attempt at the two phases over the routed actions, as steps that
+ * two drivers run: the worker's (two_phase: a step's calls at once) and
+ * the event loop's (ops_txn_start and ops_txn_next: one call after
+ * another). Every other participant prepares first; then the decision
+ * keeper (the first action's node) prepares its share and, if it can,
+ * records COMMIT and commits (RPC_TXN_PREPARE with RPC_TXN_COMMIT); then
+ * the others commit. So a transaction of one node is one call, and one
+ * of several, three rounds. If an action failed anywhere, every
+ * participant is still asked (so that the answer gives each action's
+ * reason), and those that prepared abort.
+ *
+ * tp_begin starts; each tp_advance takes the outcomes of the calls of
+ * the step before (their rv and seq, a PREPARE's answers already in xs)
+ * and returns true with the next step's calls in calls[0..nc), or false
+ * at the end, with the outcome in `result` (*out filled for TXN_FAILED).
+ */
+typedef enum tp_step {
+	TP_START,
+	TP_OTHERS, /* the participants but the keeper prepare */
+	TP_KEEPER, /* the keeper prepares and decides */
+	TP_FINISH, /* the others commit or abort */
+	TP_END,
+} tp_step;
+
+typedef struct tp_call {
+	uint32_t node;
+	rpc_op op;      /* RPC_TXN_PREPARE (the node's actions), RPC_TXN_FINISH */
+	uint32_t limit;
+	kv_err rv;
+	uint64_t seq;   /* the keeper's: its decision */
+} tp_call;
+
+typedef struct tp {
+	action *xs;
+	size_t n;
+	uint32_t nodes[TXN_MAX_ACTIONS]; /* nodes[0]: the keeper */
+	bool prepared[TXN_MAX_ACTIONS];
+	size_t np;
+	uint64_t txn;
+	tp_step step;
+	kv_err fail;
+	bool canceled, keeper_ok;
+	tp_call calls[TXN_MAX_ACTIONS];
+	size_t nc;
+	outcome result;
+} tp;
+
+static void
+tp_begin(tp *t, action *xs, size_t n)
+{
+	memset(t, 0, sizeof(*t));
+	t->xs = xs;
+	t->n = n;
+	t->np = participants(xs, n, t->nodes);
+	while (t->txn == 0 || t->txn == UINT64_MAX) /* node/txn: id + 1 */
+		arc4random_buf(&t->txn, sizeof(t->txn));
+	for (size_t i = 0; i < n; i++)
+		xs[i].answered = false;
+}
+
+static void
+tp_add(tp *t, uint32_t node, rpc_op op, uint32_t limit)
+{
+	t->calls[t->nc++] = (tp_call) { .node = node, .op = op,
+		.limit = limit };
+}
+
+/* Whether every action of `node` succeeded. */
+static bool
+tp_node_ok(const tp *t, uint32_t node)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->xs[i].owner == node && t->xs[i].got.code != KV_OK)
+			return false;
+	return true;
+}
+
+/* After the keeper (or instead of it): abort, or commit, the others. */
+static void
+tp_finish(api_ctx *c, tp *t, uint64_t decision, reply *out)
+{
+	t->step = TP_FINISH;
+	if (t->fail != KV_OK || t->canceled) {
+		t->prepared[0] = t->keeper_ok && t->canceled; /* undecided */
+		for (size_t i = 0; i < t->np; i++)
+			if (t->prepared[i])
+				tp_add(t, t->nodes[i], RPC_TXN_FINISH,
+				    RPC_TXN_ABORT);
+		if (t->fail == KV_STALE_ROUTE) {
+			t->result = TXN_STALE;
+		} else if (t->fail != KV_OK) {
+			errors_from_kv(out, t->fail);
+			t->result = TXN_FAILED;
+		} else {
+			t->result = TXN_CANCELED;
+		}
+		return;
+	}
+	bool commit = decision == RPC_TXN_COMMIT;
+	if (commit && c->r->txn_fault == ROUTER_FAULT_DECIDED)
+		_exit(9);
+	for (size_t i = 1; i < t->np; i++)
+		if (t->prepared[i])
+			tp_add(t, t->nodes[i], RPC_TXN_FINISH, commit ?
+			    RPC_TXN_COMMIT : RPC_TXN_ABORT);
+	t->result = commit ? TXN_DONE : TXN_CANCELED;
+	if (!commit) /* resolved as aborted while we prepared (too slow) */
+		for (size_t i = 0; i < t->n; i++)
+			t->xs[i].got.code = KV_TXN_CONFLICT;
+}
+
+static bool
+tp_advance(api_ctx *c, tp *t, reply *out)
+{
+	for (;;) {
+		tp_call *k = t->calls;
+		size_t nc = t->nc;
+		t->nc = 0;
+		switch (t->step) {
+		case TP_START:
+			t->step = TP_OTHERS;
+			for (size_t i = 1; i < t->np; i++)
+				tp_add(t, t->nodes[i], RPC_TXN_PREPARE, 0);
+			break;
+		case TP_OTHERS:
+			for (size_t i = 0; i < nc; i++) {
+				if (k[i].rv != KV_OK) {
+					if (t->fail == KV_OK ||
+					    t->fail == KV_STALE_ROUTE)
+						t->fail = k[i].rv;
+					continue;
+				}
+				/* A node whose action failed prepared nothing. */
+				t->prepared[i + 1] = tp_node_ok(t, k[i].node);
+				t->canceled |= !t->prepared[i + 1];
+			}
+			if (t->fail != KV_OK) {
+				tp_finish(c, t, 0, out);
+				break;
+			}
+			if (c->r->txn_fault == ROUTER_FAULT_PREPARED &&
+			    !t->canceled && t->np > 1)
+				_exit(9); /* --txn-fault: a coordinator's crash */
+			/* The keeper: to commit, or only for its reasons. */
+			t->step = TP_KEEPER;
+			tp_add(t, t->nodes[0], RPC_TXN_PREPARE, t->canceled ?
+			    0 : RPC_TXN_COMMIT);
+			break;
+		case TP_KEEPER: {
+			kv_err rv = k[0].rv;
+			t->keeper_ok = rv == KV_OK && tp_node_ok(t, t->nodes[0]);
+			if (rv != KV_OK && rv != KV_STALE_ROUTE && !t->canceled) {
+				/* It may have committed: the others ask it. */
+				errors_reply(out, ERR_INTERNAL, "The "
+				    "transaction's outcome could not be "
+				    "learned; it may or may not have been "
+				    "applied");
+				t->result = TXN_FAILED;
+				t->step = TP_END;
+				return false;
+			}
+			t->fail = rv;
+			t->canceled |= rv == KV_OK && !t->keeper_ok;
+			tp_finish(c, t, k[0].seq, out);
+			break;
+		}
+		case TP_FINISH:
+		case TP_END:
+			t->step = TP_END;
+			return false;
+		}
+		if (t->nc > 0)
+			return true;
+	}
+}
+
+/*
  * Calls to several participants at once: each on a thread of its own
  * (the first on the caller's), with an arena of its own that outlives
  * the call (the answers live there until the request ends: calls_fini).
@@ -462,62 +673,62 @@ typedef enum outcome {
 typedef struct call {
 	api_ctx c;
 	arena a;
-	action *xs;
-	size_t n;
-	uint32_t node;
-	rpc_op op;        /* RPC_TXN_PREPARE or RPC_TXN_FINISH */
-	uint64_t txn;
-	uint32_t keeper, limit;
-	kv_err rv;
-	uint64_t seq;
+	tp *t;
+	tp_call *k;
 	struct call *next; /* every call made, for calls_fini */
 } call;
 
 static void *
 call_run(void *arg)
 {
-	call *k = arg;
+	call *q = arg;
+	tp_call *k = q->k;
 	if (k->op == RPC_TXN_PREPARE)
-		k->rv = send_group(&k->c, k->xs, k->n, k->node, k->op, k->txn,
-		    k->keeper, k->limit, &k->seq);
+		k->rv = send_group(&q->c, q->t->xs, q->t->n, k->node, k->op,
+		    q->t->txn, q->t->nodes[0], k->limit, &k->seq);
 	else
-		k->rv = call_node(&k->c, k->node, k->op, k->txn, k->limit,
+		k->rv = call_node(&q->c, k->node, k->op, q->t->txn, k->limit,
 		    &k->seq);
 	return NULL;
 }
 
-/* Runs calls ks[0..nk) at once. */
-static void
-run_calls(call **ks, size_t nk)
+/* The worker's driver: each step's calls at once. */
+static outcome
+two_phase(api_ctx *c, call **all, action *xs, size_t n, reply *out)
 {
-	pthread_t th[TXN_MAX_ACTIONS];
-	bool started[TXN_MAX_ACTIONS] = { false };
-	for (size_t i = 1; i < nk; i++)
-		started[i] = pthread_create(&th[i], NULL, call_run, ks[i]) == 0;
-	if (nk > 0)
-		call_run(ks[0]);
-	for (size_t i = 1; i < nk; i++) {
-		if (started[i])
-			pthread_join(th[i], NULL);
-		else
-			call_run(ks[i]); /* no thread: in turn */
+	tp t;
+	tp_begin(&t, xs, n);
+	while (tp_advance(c, &t, out)) {
+		call *qs[TXN_MAX_ACTIONS];
+		pthread_t th[TXN_MAX_ACTIONS];
+		bool started[TXN_MAX_ACTIONS] = { false };
+		size_t nq = 0;
+		for (size_t i = 0; i < t.nc; i++) {
+			call *q = calloc(1, sizeof(*q));
+			if (q == NULL) {
+				t.calls[i].rv = KV_ENOMEM;
+				continue;
+			}
+			*q = (call) { .c = *c, .t = &t, .k = &t.calls[i],
+				.next = *all };
+			arena_init(&q->a);
+			q->c.a = &q->a;
+			*all = q;
+			qs[nq++] = q;
+		}
+		for (size_t i = 1; i < nq; i++)
+			started[i] = pthread_create(&th[i], NULL, call_run,
+			    qs[i]) == 0;
+		if (nq > 0)
+			call_run(qs[0]);
+		for (size_t i = 1; i < nq; i++) {
+			if (started[i])
+				pthread_join(th[i], NULL);
+			else
+				call_run(qs[i]); /* no thread: in turn */
+		}
 	}
-}
-
-/* A new call, kept on *all; NULL without memory. */
-static call *
-call_new(api_ctx *c, call **all, action *xs, size_t n, uint32_t node,
-    rpc_op op, uint64_t txn, uint32_t keeper, uint32_t limit)
-{
-	call *k = calloc(1, sizeof(*k));
-	if (k == NULL)
-		return NULL;
-	*k = (call) { .c = *c, .xs = xs, .n = n, .node = node, .op = op,
-		.txn = txn, .keeper = keeper, .limit = limit, .next = *all };
-	arena_init(&k->a);
-	k->c.a = &k->a;
-	*all = k;
-	return k;
+	return t.result;
 }
 
 static void
@@ -531,113 +742,65 @@ calls_fini(call *all)
 	}
 }
 
-/* FINISH (limit) on nodes[0..np) where go[i], at once. */
+/* The answer to a TransactWriteItems that ended as o (not TXN_STALE). */
 static void
-finish_on(api_ctx *c, call **all, const uint32_t *nodes, const bool *go,
-    size_t np, uint64_t txn, uint32_t limit)
+answer_write(api_ctx *c, outcome o, const action *xs, size_t n,
+    const char *mode, bool metrics, reply *out)
 {
-	call *ks[TXN_MAX_ACTIONS];
-	size_t nk = 0;
-	for (size_t i = 0; i < np; i++)
-		if (go[i] && (ks[nk] = call_new(c, all, NULL, 0, nodes[i],
-		    RPC_TXN_FINISH, txn, 0, limit)) != NULL)
-			nk++;
-	run_calls(ks, nk);
+	switch (o) {
+	case TXN_DONE: {
+		/* Two write units per item unit: prepare and commit. */
+		uint64_t *half = arena_alloc(c->a, n * sizeof(*half));
+		if (half == NULL)
+			return errors_from_kv(out, KV_ENOMEM);
+		for (size_t i = 0; i < n; i++)
+			half[i] = 4 * capacity_write_units(xs[i].got.old_size,
+			    xs[i].got.new_size);
+		json_t *j = json_object();
+		consumed(j, mode, xs, half, n);
+		if (metrics)
+			collection_metrics(c, xs, n, j);
+		api_reply_json(out, j);
+		break;
+	}
+	case TXN_CANCELED:
+		reply_canceled(c, xs, n, out);
+		break;
+	case TXN_STALE:
+		errors_reply(out, ERR_UNAVAILABLE,
+		    "The partition map kept changing; try again");
+		break;
+	case TXN_FAILED:
+		break;
+	}
+}
+
+static void
+actions_fini(action *xs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (xs[i].answered)
+			wire_response_fini(&xs[i].got);
 }
 
 /*
- * One attempt at the two phases over the routed actions. Every other
- * participant prepares first, at once; then the decision keeper (the
- * first action's node) prepares its share and, if it can, records
- * COMMIT and commits (RPC_TXN_PREPARE with RPC_TXN_COMMIT); then the
- * others commit, at once. So a transaction of one node is one call, and
- * one of several, three rounds. If an action failed anywhere, every
- * participant is still asked (so that the answer gives each action's
- * reason), and those that prepared abort.
+ * What both paths read first: the options and the actions (not routed).
+ * False after filling *out.
  */
-static outcome
-two_phase(api_ctx *c, call **all, action *xs, size_t n, reply *out)
+static bool
+read_write(api_ctx *c, json_t *body, const char **mode, bool *metrics,
+    json_t **items, action **xs, reply *out)
 {
-	uint32_t nodes[TXN_MAX_ACTIONS];
-	bool prepared[TXN_MAX_ACTIONS] = { false };
-	call *ks[TXN_MAX_ACTIONS];
-	size_t np = participants(xs, n, nodes), nk = 0;
-	uint64_t txn = 0;
-	while (txn == 0 || txn == UINT64_MAX) /* node/txn: id + 1 bounds */
-		arc4random_buf(&txn, sizeof(txn));
-	uint32_t keeper = nodes[0];
-	kv_err fail = KV_OK;
-	bool canceled = false;
-	for (size_t i = 0; i < n; i++)
-		xs[i].answered = false;
-	for (size_t i = 1; i < np; i++)
-		if ((ks[nk] = call_new(c, all, xs, n, nodes[i], RPC_TXN_PREPARE,
-		    txn, keeper, 0)) != NULL)
-			nk++;
-	if (nk != np - 1) {
+	if (!req_capacity(body, mode, out) ||
+	    !req_metrics_mode(body, metrics, out) ||
+	    !read_items(body, items, out))
+		return false;
+	*xs = arena_alloc(c->a, json_array_size(*items) * sizeof(**xs));
+	if (*xs == NULL) {
 		errors_from_kv(out, KV_ENOMEM);
-		return TXN_FAILED;
+		return false;
 	}
-	run_calls(ks, nk);
-	for (size_t k = 0; k < nk; k++) {
-		if (ks[k]->rv != KV_OK) {
-			if (fail == KV_OK || fail == KV_STALE_ROUTE)
-				fail = ks[k]->rv;
-			continue;
-		}
-		/* A node whose action failed prepared nothing. */
-		prepared[k + 1] = true;
-		for (size_t i = 0; i < n; i++)
-			if (xs[i].owner == ks[k]->node && xs[i].got.code != KV_OK)
-				prepared[k + 1] = false;
-		canceled |= !prepared[k + 1];
-	}
-	if (fail == KV_OK && c->r->txn_fault == ROUTER_FAULT_PREPARED &&
-	    !canceled && np > 1)
-		_exit(9); /* --txn-fault: a coordinator's crash, for tests */
-	/* The keeper: to commit, or only for its reasons. */
-	uint64_t outcome = 0;
-	kv_err rv = fail == KV_OK ? send_group(c, xs, n, keeper,
-	    RPC_TXN_PREPARE, txn, keeper, canceled ? 0 : RPC_TXN_COMMIT,
-	    &outcome) : KV_OK;
-	bool keeper_ok = fail == KV_OK && rv == KV_OK;
-	for (size_t i = 0; keeper_ok && i < n; i++)
-		if (xs[i].owner == keeper && xs[i].got.code != KV_OK)
-			keeper_ok = false;
-	if (fail == KV_OK && rv != KV_OK && rv != KV_STALE_ROUTE &&
-	    !canceled) {
-		/* It may have committed: the others ask it themselves. */
-		errors_reply(out, ERR_INTERNAL, "The transaction's outcome "
-		    "could not be learned; it may or may not have been "
-		    "applied");
-		return TXN_FAILED;
-	}
-	if (fail == KV_OK && rv != KV_OK)
-		fail = rv;
-	canceled |= fail == KV_OK && !keeper_ok;
-	if (fail != KV_OK || canceled) {
-		prepared[0] = keeper_ok && canceled; /* prepared, not decided */
-		finish_on(c, all, nodes, prepared, np, txn, RPC_TXN_ABORT);
-		if (fail == KV_STALE_ROUTE)
-			return TXN_STALE;
-		if (fail != KV_OK) {
-			errors_from_kv(out, fail);
-			return TXN_FAILED;
-		}
-		return TXN_CANCELED;
-	}
-	bool commit = outcome == RPC_TXN_COMMIT;
-	if (commit && c->r->txn_fault == ROUTER_FAULT_DECIDED)
-		_exit(9);
-	finish_on(c, all, nodes, prepared, np, txn, commit ? RPC_TXN_COMMIT :
-	    RPC_TXN_ABORT);
-	if (!commit) {
-		/* Resolved as aborted while we prepared (too slow). */
-		for (size_t i = 0; i < n; i++)
-			xs[i].got.code = KV_TXN_CONFLICT;
-		return TXN_CANCELED;
-	}
-	return TXN_DONE;
+	return true;
 }
 
 void
@@ -647,17 +810,12 @@ ops_txn_write(api_ctx *c, json_t *body, reply *out)
 	const char *mode;
 	bool metrics, refreshed = false;
 	token tok;
+	action *xs;
 
-	if (!req_capacity(body, &mode, out) ||
-	    !req_metrics_mode(body, &metrics, out) ||
-	    !read_items(body, &items, out) ||
+	if (!read_write(c, body, &mode, &metrics, &items, &xs, out) ||
 	    !read_token(c, body, items, &tok, out))
 		return;
 	size_t n = json_array_size(items);
-	action *xs = arena_alloc(c->a, n * sizeof(*xs));
-	uint64_t *half = arena_alloc(c->a, n * sizeof(*half));
-	if (xs == NULL || half == NULL)
-		return errors_from_kv(out, KV_ENOMEM);
 	if (!read_actions(c, items, xs, out) ||
 	    !route_all(c, xs, n, &refreshed, out))
 		return;
@@ -681,6 +839,9 @@ ops_txn_write(api_ctx *c, json_t *body, reply *out)
 		if (state == RPC_TOKEN_COMMITTED) {
 			/* Done before: success, applying nothing; a repeat
 			 * costs the reads that found it done (DynamoDB). */
+			uint64_t *half = arena_alloc(c->a, n * sizeof(*half));
+			if (half == NULL)
+				return errors_from_kv(out, KV_ENOMEM);
 			for (size_t i = 0; i < n; i++)
 				half[i] = capacity_read_half_units(
 				    item_size(&xs[i].ir.v), true);
@@ -707,33 +868,124 @@ ops_txn_write(api_ctx *c, json_t *body, reply *out)
 	if (tok.given)
 		(void) token_step(c, &tok, o == TXN_DONE ? RPC_TOKEN_DONE :
 		    RPC_TOKEN_DROP, NULL);
-	switch (o) {
-	case TXN_DONE: {
-		/* Two write units per item unit: prepare and commit. */
-		for (size_t i = 0; i < n; i++)
-			half[i] = 4 * capacity_write_units(xs[i].got.old_size,
-			    xs[i].got.new_size);
-		json_t *j = json_object();
-		consumed(j, mode, xs, half, n);
-		if (metrics)
-			collection_metrics(c, xs, n, j);
-		api_reply_json(out, j);
-		break;
-	}
-	case TXN_CANCELED:
-		reply_canceled(c, xs, n, out);
-		break;
-	case TXN_STALE:
-		errors_reply(out, ERR_UNAVAILABLE,
-		    "The partition map kept changing; try again");
-		break;
-	case TXN_FAILED:
-		break;
-	}
-	for (size_t i = 0; i < n; i++)
-		if (xs[i].answered)
-			wire_response_fini(&xs[i].got);
+	answer_write(c, o, xs, n, mode, metrics, out);
+	actions_fini(xs, n);
 	calls_fini(all);
+}
+
+/* ---- TransactWriteItems on the event loop (ops_txn.h) ---- */
+
+struct ops_txn_async {
+	action *xs;
+	size_t n;
+	const char *mode;
+	bool metrics;
+	tp t;
+	size_t next;    /* t.calls[next]: the call out */
+	unsigned made;  /* calls handed out */
+	group g;        /* its request */
+};
+
+/*
+ * Hands out the next call, or ends: 1 with *req and *owner, 0 with *out,
+ * -1 for the worker (a stale route: nothing is prepared any more).
+ */
+static int
+async_go(api_ctx *c, ops_txn_async *s, const rpc_request **req,
+    uint32_t *owner, reply *out)
+{
+	for (;;) {
+		if (s->next < s->t.nc) {
+			tp_call *k = &s->t.calls[s->next];
+			kv_err rv = KV_OK;
+			if (k->op == RPC_TXN_PREPARE)
+				rv = group_pack(&s->g, s->xs, s->n, k->node,
+				    k->op, s->t.txn, s->t.nodes[0], k->limit);
+			else
+				s->g.req = (rpc_request) { .op = k->op,
+					.txn = s->t.txn, .limit = k->limit };
+			if (rv == KV_OK) {
+				s->made++;
+				*req = &s->g.req;
+				*owner = k->node;
+				return 1;
+			}
+			group_free(&s->g);
+			k->rv = rv;
+			s->next++;
+			continue;
+		}
+		if (!tp_advance(c, &s->t, out))
+			break;
+		s->next = 0;
+	}
+	outcome o = s->t.result;
+	if (o != TXN_STALE)
+		answer_write(c, o, s->xs, s->n, s->mode, s->metrics, out);
+	actions_fini(s->xs, s->n);
+	s->n = 0;
+	return o == TXN_STALE ? -1 : 0;
+}
+
+int
+ops_txn_start(api_ctx *c, json_t *body, ops_txn_async **sp,
+    const rpc_request **req, uint32_t *owner, reply *out)
+{
+	json_t *items;
+	ops_txn_async *s = arena_alloc(c->a, sizeof(*s));
+	*sp = NULL;
+	if (s == NULL) {
+		errors_from_kv(out, KV_ENOMEM);
+		return 0;
+	}
+	memset(s, 0, sizeof(*s));
+	if (!read_write(c, body, &s->mode, &s->metrics, &items, &s->xs, out))
+		return 0;
+	/* A token's record lives on a node of its own: the worker's. */
+	json_t *tok = json_object_get(body, "ClientRequestToken");
+	if (tok != NULL && !json_is_null(tok))
+		return -1;
+	size_t n = json_array_size(items);
+	if (!read_actions(c, items, s->xs, out))
+		return 0;
+	if (!route_all(c, s->xs, n, NULL, out))
+		return out->status == 0 ? -1 : 0; /* 0: not in the catalog */
+	s->n = n;
+	tp_begin(&s->t, s->xs, n);
+	*sp = s;
+	return async_go(c, s, req, owner, out);
+}
+
+int
+ops_txn_next(api_ctx *c, ops_txn_async *s, kv_err rv, rpc_response *resp,
+    const rpc_request **req, uint32_t *owner, reply *out)
+{
+	tp_call *k = &s->t.calls[s->next];
+	if (rv == KV_OK && k->op == RPC_TXN_PREPARE) {
+		rv = group_take(c, &s->g, s->xs, resp, &k->seq);
+	} else if (rv == KV_OK) {
+		rv = resp->code;
+		k->seq = resp->seq;
+		wire_response_fini(resp);
+	}
+	group_free(&s->g);
+	k->rv = rv;
+	s->next++;
+	return async_go(c, s, req, owner, out);
+}
+
+bool
+ops_txn_restartable(const ops_txn_async *s)
+{
+	return s->made <= 1;
+}
+
+void
+ops_txn_abort(ops_txn_async *s)
+{
+	group_free(&s->g);
+	actions_fini(s->xs, s->n);
+	s->n = 0;
 }
 
 /* ---- TransactGetItems ---- */

@@ -20,11 +20,12 @@
 
 /*
  * item: the operations the event loop runs itself: the single-item ones
- * and Query (one node call each), TransactWriteItems (a call at a time).
+ * and Query (one node call each), the transactions (a call at a time).
  */
 #define QUERY 100
 #define TXN_WRITE 101
-/* A TransactWriteItems body the loop parses itself (up to 4 MB: a worker). */
+#define TXN_GET 102
+/* A transaction's body the loop parses itself (up to 4 MB: a worker). */
 #define TXN_LOOP_BODY (64 * 1024)
 static const struct {
 	const char *name;
@@ -45,7 +46,7 @@ static const struct {
 	{ "BatchGetItem", ops_batch_get, -1 },
 	{ "BatchWriteItem", ops_batch_write, -1 },
 	{ "TransactWriteItems", ops_txn_write, TXN_WRITE },
-	{ "TransactGetItems", ops_txn_get, -1 },
+	{ "TransactGetItems", ops_txn_get, TXN_GET },
 	{ "DescribeEndpoints", ops_account_endpoints, -1 },
 	{ "DescribeLimits", ops_account_limits, -1 },
 	{ "UpdateTimeToLive", ops_table_ttl_update, -1 },
@@ -239,7 +240,7 @@ api_start(router *r, const char *target, const char *auth, const char *body,
 	memset(s, 0, sizeof(*s));
 	/* The others' bodies (a batch may be 16 MB) are parsed by a worker. */
 	if (find_op(target, &s->op) && (ops[s->op].item < 0 ||
-	    (ops[s->op].item == TXN_WRITE && len > TXN_LOOP_BODY)))
+	    (ops[s->op].item >= TXN_WRITE && len > TXN_LOOP_BODY)))
 		return API_WORKER;
 	arena_init(&s->a);
 	if (!parse(r, target, body, len, &s->a, &s->op, &s->body,
@@ -256,6 +257,13 @@ api_start(router *r, const char *target, const char *auth, const char *body,
 			return API_NODE;
 		if (a < 0)
 			out->status = 0; /* the worker answers */
+	} else if (ops[s->op].item == TXN_GET) {
+		int a = ops_txn_get_start(&s->c, s->body, &s->tget, &s->req,
+		    &s->owner, out);
+		if (a == 1)
+			return API_NODE;
+		if (a < 0)
+			out->status = 0;
 	} else if (s->query) {
 		query_req *q = &s->u.q;
 		if (ops_query_read(&s->c, s->body, q, out) &&
@@ -286,6 +294,11 @@ api_finish(api_async *s, kv_err rv, rpc_response *resp, reply *out)
 		    out);
 		if (a == 1)
 			return API_NODE;
+	} else if (s->tget != NULL) {
+		a = ops_txn_get_next(&s->c, s->tget, rv, resp, &s->req,
+		    &s->owner, out);
+		if (a == 1)
+			return API_NODE;
 	} else if (s->query)
 		a = ops_query_answer(&s->c, &s->u.q, rv, resp, out);
 	else if (rv != KV_OK)
@@ -310,5 +323,7 @@ api_abort(api_async *s)
 {
 	if (s->txn != NULL)
 		ops_txn_abort(s->txn);
+	if (s->tget != NULL)
+		ops_txn_get_abort(s->tget);
 	async_fini(s);
 }

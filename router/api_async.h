@@ -21,8 +21,8 @@ typedef enum api_path {
  * One request served without blocking (the router's event loop):
  * api_start parses it and, for a single-item operation or a Query,
  * prepares the one node request `req` for node `owner`; for
- * TransactWriteItems, the first of its calls, the others following from
- * api_finish one at a time. Everything else, and anything that needs a
+ * TransactWriteItems and TransactGetItems, the first of their calls, the
+ * others following from api_finish one at a time. Everything else, and anything that needs a
  * network call first (a table not in this router's catalog, a stale
  * route, a transaction's ClientRequestToken), is API_WORKER: the caller
  * runs api_handle on a thread that may block, which starts over from the
@@ -37,6 +37,7 @@ typedef struct api_async {
 	api_ctx c;
 	bool query;               /* u.q, else u.ir (or txn) */
 	ops_txn_async *txn;       /* TransactWriteItems: its state, in a */
+	ops_txn_get_async *tget;  /* TransactGetItems: its state, in a */
 	union {
 		item_req ir;
 		query_req q;

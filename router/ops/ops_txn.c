@@ -990,23 +990,59 @@ ops_txn_abort(ops_txn_async *s)
 
 /* ---- TransactGetItems ---- */
 
-/* Reads every item once, by node: false (with *out) if a node failed. */
-static bool
-read_round(api_ctx *c, action *xs, size_t n, reply *out)
-{
+/*
+ * The reads as steps, which both drivers run (the worker's, ops_txn_get,
+ * and the event loop's, ops_txn_get_start/next): every item is read by
+ * node (RPC_MULTI, a node after another: reading them at once on threads
+ * of their own was slower), twice; the answer stands when no item was in
+ * a prepared transaction and the two reads agree, so it is a snapshot at
+ * a moment between them. tg_read starts a read; tg_node names the node
+ * to read next (false when the read is whole); tg_took takes a node's
+ * outcome; tg_after judges a whole read: 1 for another read, 0 with
+ * *out filled, -1 for a stale route (refresh it and begin again).
+ */
+typedef enum tg_step {
+	TG_FIRST,
+	TG_SECOND,
+} tg_step;
+
+typedef struct tg {
+	action *xs;
+	size_t n;
+	const char *mode;
+	rpc_response *first;
 	uint32_t nodes[TXN_MAX_ACTIONS];
-	size_t np = participants(xs, n, nodes);
-	for (size_t i = 0; i < n; i++)
-		xs[i].answered = false;
-	for (size_t k = 0; k < np; k++) {
-		kv_err rv = send_group(c, xs, n, nodes[k], RPC_MULTI, 0, 0, 0,
-		    NULL);
-		if (rv != KV_OK) {
-			errors_from_kv(out, rv);
-			return false;
-		}
-	}
+	size_t np, k; /* k: the node being read */
+	int round;
+	tg_step step;
+	kv_err fail;  /* a node that did not answer */
+} tg;
+
+static void
+tg_read(tg *t)
+{
+	t->np = participants(t->xs, t->n, t->nodes);
+	t->k = 0;
+	t->fail = KV_OK;
+	for (size_t i = 0; i < t->n; i++)
+		t->xs[i].answered = false;
+}
+
+static bool
+tg_node(const tg *t, uint32_t *node)
+{
+	if (t->k >= t->np || t->fail != KV_OK)
+		return false;
+	*node = t->nodes[t->k];
 	return true;
+}
+
+static void
+tg_took(tg *t, kv_err rv)
+{
+	if (rv != KV_OK)
+		t->fail = rv;
+	t->k++;
 }
 
 static bool
@@ -1016,93 +1052,23 @@ same_answer(const rpc_response *x, const rpc_response *y)
 	    (x->item_len == 0 || memcmp(x->item, y->item, x->item_len) == 0);
 }
 
-void
-ops_txn_get(api_ctx *c, json_t *body, reply *out)
+/* The Responses of agreeing reads. */
+static void
+answer_get(api_ctx *c, const tg *t, reply *out)
 {
-	json_t *items;
-	const char *mode;
-	bool refreshed = false;
-
-	if (!req_capacity(body, &mode, out) || !read_items(body, &items, out))
-		return;
-	size_t n = json_array_size(items);
-	action *xs = arena_alloc(c->a, n * sizeof(*xs));
-	rpc_response *first = arena_alloc(c->a, n * sizeof(*first));
-	uint64_t *half = arena_alloc(c->a, n * sizeof(*half));
-	if (xs == NULL || first == NULL || half == NULL)
+	uint64_t *half = arena_alloc(c->a, t->n * sizeof(*half));
+	if (half == NULL)
 		return errors_from_kv(out, KV_ENOMEM);
-	for (size_t i = 0; i < n; i++) {
-		json_t *el = json_array_get(items, i);
-		json_t *get = json_is_object(el) ? json_object_get(el, "Get") :
-		    NULL;
-		if (!json_is_object(get) || json_object_size(el) != 1) {
-			errors_reply(out, ERR_VALIDATION, "TransactItems can "
-			    "only contain one of Get");
-			return;
-		}
-		memset(&xs[i], 0, sizeof(xs[i]));
-		if (!ops_item_prepare(c, ITEM_GET, get, &xs[i].ir, out))
-			return;
-		xs[i].ir.op.req.consistent = true;
-		xs[i].ir.op.req.txn = 1; /* a transaction's read: locked? */
-	}
-	if (!route_all(c, xs, n, &refreshed, out))
-		return;
-	bool agree = false;
-	for (int round = 0; round < GET_ROUNDS && !agree; round++) {
-		if (!read_round(c, xs, n, out))
-			return;
-		bool stale = false, locked = false;
-		for (size_t i = 0; i < n; i++) {
-			stale |= xs[i].got.code == KV_STALE_ROUTE;
-			locked |= xs[i].got.locked;
-			first[i] = xs[i].got;
-		}
-		if (stale) {
-			route_stale(c->r, round);
-			refreshed = true;
-			if (!route_all(c, xs, n, &refreshed, out))
-				return;
-			continue;
-		}
-		bool failed = false;
-		for (size_t i = 0; i < n; i++) {
-			if (xs[i].got.code != KV_OK)
-				failed = true;
-			else if (xs[i].got.locked)
-				xs[i].got.code = KV_TXN_CONFLICT;
-		}
-		if (failed || locked)
-			return reply_canceled(c, xs, n, out);
-		if (!read_round(c, xs, n, out))
-			return;
-		agree = true;
-		for (size_t i = 0; i < n; i++) {
-			if (xs[i].got.code != KV_OK || xs[i].got.locked ||
-			    !same_answer(&first[i], &xs[i].got)) {
-				agree = false;
-				xs[i].got.code = xs[i].got.code != KV_OK ?
-				    xs[i].got.code : KV_TXN_CONFLICT;
-			}
-		}
-		if (!agree && round == GET_ROUNDS - 1)
-			return reply_canceled(c, xs, n, out);
-	}
-	if (!agree) {
-		errors_reply(out, ERR_UNAVAILABLE,
-		    "The partition map kept changing; try again");
-		return;
-	}
 	json_t *list = json_array();
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < t->n; i++) {
 		json_t *r = json_object();
-		const rpc_response *g = &xs[i].got;
+		const rpc_response *g = &t->xs[i].got;
 		value item, shown;
 		if (g->found && g->item != NULL && codec_decode(c->a, g->item,
 		    g->item_len, &item) == KV_OK) {
 			shown = item;
-			if (xs[i].ir.x.proj == NULL || expr_project(c->a, &item,
-			    xs[i].ir.x.proj, &shown) == KV_OK)
+			if (t->xs[i].ir.x.proj == NULL || expr_project(c->a,
+			    &item, t->xs[i].ir.x.proj, &shown) == KV_OK)
 				json_object_set_new(r, "Item",
 				    json_from_item(&shown));
 		}
@@ -1111,6 +1077,196 @@ ops_txn_get(api_ctx *c, json_t *body, reply *out)
 		half[i] = 2 * capacity_read_half_units(g->old_size, true);
 	}
 	json_t *j = json_pack("{s:o}", "Responses", list);
-	consumed(j, mode, xs, half, n);
+	consumed(j, t->mode, t->xs, half, t->n);
 	api_reply_json(out, j);
+}
+
+static int
+tg_after(api_ctx *c, tg *t, reply *out)
+{
+	action *xs = t->xs;
+	if (t->fail != KV_OK) {
+		errors_from_kv(out, t->fail);
+		return 0;
+	}
+	if (t->step == TG_FIRST) {
+		bool stale = false, locked = false, failed = false;
+		for (size_t i = 0; i < t->n; i++) {
+			stale |= xs[i].got.code == KV_STALE_ROUTE;
+			locked |= xs[i].got.locked;
+			t->first[i] = xs[i].got;
+		}
+		if (stale)
+			return -1;
+		for (size_t i = 0; i < t->n; i++) {
+			if (xs[i].got.code != KV_OK)
+				failed = true;
+			else if (xs[i].got.locked)
+				xs[i].got.code = KV_TXN_CONFLICT;
+		}
+		if (failed || locked) {
+			reply_canceled(c, xs, t->n, out);
+			return 0;
+		}
+		t->step = TG_SECOND;
+		return 1;
+	}
+	bool agree = true;
+	for (size_t i = 0; i < t->n; i++) {
+		if (xs[i].got.code != KV_OK || xs[i].got.locked ||
+		    !same_answer(&t->first[i], &xs[i].got)) {
+			agree = false;
+			xs[i].got.code = xs[i].got.code != KV_OK ?
+			    xs[i].got.code : KV_TXN_CONFLICT;
+		}
+	}
+	if (agree) {
+		answer_get(c, t, out);
+		return 0;
+	}
+	if (t->round == GET_ROUNDS - 1) {
+		reply_canceled(c, xs, t->n, out);
+		return 0;
+	}
+	t->round++;
+	t->step = TG_FIRST;
+	return 1;
+}
+
+/*
+ * What both paths read first: the options and the Gets (not routed);
+ * t's arrays in c->a. False after filling *out.
+ */
+static bool
+read_gets(api_ctx *c, json_t *body, tg *t, reply *out)
+{
+	json_t *items;
+	memset(t, 0, sizeof(*t));
+	if (!req_capacity(body, &t->mode, out) ||
+	    !read_items(body, &items, out))
+		return false;
+	size_t n = json_array_size(items);
+	t->xs = arena_alloc(c->a, n * sizeof(*t->xs));
+	t->first = arena_alloc(c->a, n * sizeof(*t->first));
+	if (t->xs == NULL || t->first == NULL) {
+		errors_from_kv(out, KV_ENOMEM);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		json_t *el = json_array_get(items, i);
+		json_t *get = json_is_object(el) ? json_object_get(el, "Get") :
+		    NULL;
+		if (!json_is_object(get) || json_object_size(el) != 1) {
+			errors_reply(out, ERR_VALIDATION, "TransactItems can "
+			    "only contain one of Get");
+			return false;
+		}
+		memset(&t->xs[i], 0, sizeof(t->xs[i]));
+		if (!ops_item_prepare(c, ITEM_GET, get, &t->xs[i].ir, out))
+			return false;
+		t->xs[i].ir.op.req.consistent = true;
+		t->xs[i].ir.op.req.txn = 1; /* a transaction's read: locked? */
+	}
+	t->n = n;
+	return true;
+}
+
+void
+ops_txn_get(api_ctx *c, json_t *body, reply *out)
+{
+	bool refreshed = false;
+	tg t;
+
+	if (!read_gets(c, body, &t, out) ||
+	    !route_all(c, t.xs, t.n, &refreshed, out))
+		return;
+	for (;;) {
+		uint32_t node;
+		tg_read(&t);
+		while (tg_node(&t, &node))
+			tg_took(&t, send_group(c, t.xs, t.n, node, RPC_MULTI, 0,
+			    0, 0, NULL));
+		int a = tg_after(c, &t, out);
+		if (a == 0)
+			return;
+		if (a < 0) {
+			route_stale(c->r, t.round);
+			refreshed = true;
+			if (!route_all(c, t.xs, t.n, &refreshed, out))
+				return;
+			if (++t.round == GET_ROUNDS)
+				break;
+		}
+	}
+	errors_reply(out, ERR_UNAVAILABLE,
+	    "The partition map kept changing; try again");
+}
+
+/* ---- TransactGetItems on the event loop (ops_txn.h) ---- */
+
+struct ops_txn_get_async {
+	tg t;
+	group g; /* the read out */
+};
+
+/* The next node's read, or the end: as ops_txn_get_next. */
+static int
+get_go(api_ctx *c, ops_txn_get_async *s, const rpc_request **req,
+    uint32_t *owner, reply *out)
+{
+	for (;;) {
+		uint32_t node;
+		while (tg_node(&s->t, &node)) {
+			kv_err rv = group_pack(&s->g, s->t.xs, s->t.n, node,
+			    RPC_MULTI, 0, 0, 0);
+			if (rv == KV_OK) {
+				*req = &s->g.req;
+				*owner = node;
+				return 1;
+			}
+			group_free(&s->g);
+			tg_took(&s->t, rv);
+		}
+		int a = tg_after(c, &s->t, out);
+		if (a <= 0)
+			return a; /* -1: a stale route, the worker's */
+		tg_read(&s->t);
+	}
+}
+
+int
+ops_txn_get_start(api_ctx *c, json_t *body, ops_txn_get_async **sp,
+    const rpc_request **req, uint32_t *owner, reply *out)
+{
+	ops_txn_get_async *s = arena_alloc(c->a, sizeof(*s));
+	*sp = s;
+	if (s == NULL) {
+		errors_from_kv(out, KV_ENOMEM);
+		return 0;
+	}
+	memset(s, 0, sizeof(*s));
+	if (!read_gets(c, body, &s->t, out))
+		return 0;
+	if (!route_all(c, s->t.xs, s->t.n, NULL, out))
+		return out->status == 0 ? -1 : 0; /* 0: not in the catalog */
+	tg_read(&s->t);
+	return get_go(c, s, req, owner, out);
+}
+
+int
+ops_txn_get_next(api_ctx *c, ops_txn_get_async *s, kv_err rv,
+    rpc_response *resp, const rpc_request **req, uint32_t *owner,
+    reply *out)
+{
+	if (rv == KV_OK)
+		rv = group_take(c, &s->g, s->t.xs, resp, NULL);
+	group_free(&s->g);
+	tg_took(&s->t, rv);
+	return get_go(c, s, req, owner, out);
+}
+
+void
+ops_txn_get_abort(ops_txn_get_async *s)
+{
+	group_free(&s->g);
 }

@@ -1,7 +1,8 @@
 /*
- * ops_txn.h — TransactWriteItems on the router's event loop (api_async.h),
- * one node call at a time, without a worker's thread. The steps of the
- * commit are the worker's (ops_txn.c); only the driver differs.
+ * ops_txn.h — TransactWriteItems and TransactGetItems on the router's
+ * event loop (api_async.h), one node call at a time, without a worker's
+ * thread. The steps are the worker's (ops_txn.c); only the driver
+ * differs.
  */
 #ifndef KV_OPS_TXN_H
 #define KV_OPS_TXN_H
@@ -38,5 +39,18 @@ bool ops_txn_restartable(const ops_txn_async *s);
 
 /* ops_txn_abort frees what s holds, when the request is dropped. */
 void ops_txn_abort(ops_txn_async *s);
+
+/*
+ * TransactGetItems: as the three above (it reads only, so a worker may
+ * always start it over). -1 also for a stale route.
+ */
+typedef struct ops_txn_get_async ops_txn_get_async;
+
+int ops_txn_get_start(api_ctx *c, json_t *body, ops_txn_get_async **sp,
+    const rpc_request **req, uint32_t *owner, reply *out);
+int ops_txn_get_next(api_ctx *c, ops_txn_get_async *s, kv_err rv,
+    rpc_response *resp, const rpc_request **req, uint32_t *owner,
+    reply *out);
+void ops_txn_get_abort(ops_txn_get_async *s);
 
 #endif

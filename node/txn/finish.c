@@ -37,11 +37,9 @@ typedef struct collect {
 } collect;
 
 static bool
-take(void *arg, const uint8_t *k, size_t kl, const uint8_t *v, size_t vl)
+take(collect *c, const uint8_t *k, size_t kl, const uint8_t *v, size_t vl)
 {
-	collect *c = arg;
-	if (kl != TXN_KEY_LEN || vl < TXN_HEAD ||
-	    bytes_get_le32(v + 9) > vl - TXN_HEAD)
+	if (!txn_record_ok(kl, v, vl))
 		return true;
 	if (c->n == c->cap) {
 		size_t cap = c->cap == 0 ? 8 : 2 * c->cap;
@@ -151,7 +149,6 @@ kv_err
 txn_finish(node *n, uint64_t id, bool commit)
 {
 	txn_state *s = n->txn;
-	uint8_t lo[TXN_KEY_LEN], hi[TXN_KEY_LEN];
 	arena a;
 	collect c = { .a = &a };
 	kv_err rv = KV_OK;
@@ -159,10 +156,19 @@ txn_finish(node *n, uint64_t id, bool commit)
 
 	arena_init(&a);
 	store_batch_init(&b);
-	txn_key(id, 0, lo);
-	txn_key(id + 1, 0, hi);
-	rv = store_scan(n->st, lo, sizeof(lo), hi, sizeof(hi), take, &c);
-	if (rv == KV_OK && c.failed)
+	/*
+	 * The prepared records, as the lock table keeps them: a record is
+	 * in the store only while its transaction is there (prepare adds
+	 * both, or takes the records back; a start reads them back), so
+	 * this is what a scan of the store would find, without its cost.
+	 */
+	pthread_mutex_lock(&s->mu);
+	ptxn *pt = txn_find_locked(s, id);
+	for (size_t i = 0; pt != NULL && i < pt->n && !c.failed; i++)
+		take(&c, pt->ents[i]->rec, TXN_KEY_LEN,
+		    pt->ents[i]->rec + TXN_KEY_LEN, pt->ents[i]->rl);
+	pthread_mutex_unlock(&s->mu);
+	if (c.failed)
 		rv = KV_ENOMEM;
 	for (size_t i = 0; commit && rv == KV_OK && i < c.n; i++)
 		if (c.xs[i].kind == TXN_PUT || c.xs[i].kind == TXN_DELETE)

@@ -69,7 +69,7 @@ txn_find_locked(txn_state *s, uint64_t id)
 
 kv_err
 txn_add_locked(txn_state *s, uint64_t id, uint32_t keeper,
-    uint8_t *const *keys, const size_t *kls, size_t n)
+    uint8_t *const *recs, const size_t *vls, size_t n)
 {
 	ptxn *t = calloc(1, sizeof(*t));
 	lockent **ents = calloc(n > 0 ? n : 1, sizeof(*ents));
@@ -77,10 +77,14 @@ txn_add_locked(txn_state *s, uint64_t id, uint32_t keeper,
 		goto fail;
 	for (size_t i = 0; i < n; i++) {
 		ents[i] = calloc(1, sizeof(**ents));
-		if (ents[i] == NULL || (ents[i]->key = malloc(kls[i])) == NULL)
+		if (ents[i] == NULL || (ents[i]->rec = malloc(TXN_KEY_LEN +
+		    vls[i])) == NULL)
 			goto fail;
-		memcpy(ents[i]->key, keys[i], kls[i]);
-		ents[i]->kl = kls[i];
+		memcpy(ents[i]->rec, recs[i], TXN_KEY_LEN + vls[i]);
+		const uint8_t *v = ents[i]->rec + TXN_KEY_LEN;
+		ents[i]->rl = vls[i];
+		ents[i]->key = v + TXN_HEAD;
+		ents[i]->kl = bytes_get_le32(v + 9);
 		ents[i]->t = t;
 	}
 	*t = (ptxn) { .id = id, .keeper = keeper, .since_us = txn_now_us(),
@@ -96,7 +100,7 @@ txn_add_locked(txn_state *s, uint64_t id, uint32_t keeper,
 fail:
 	for (size_t i = 0; ents != NULL && i < n; i++) {
 		if (ents[i] != NULL)
-			free(ents[i]->key);
+			free(ents[i]->rec);
 		free(ents[i]);
 	}
 	free(ents);
@@ -114,7 +118,7 @@ txn_drop_locked(txn_state *s, ptxn *t)
 			pp = &(*pp)->next;
 		if (*pp != NULL)
 			*pp = t->ents[i]->next;
-		free(t->ents[i]->key);
+		free(t->ents[i]->rec);
 		free(t->ents[i]);
 	}
 	atomic_fetch_sub(&s->n_locked, t->n);
@@ -132,8 +136,8 @@ txn_drop_locked(txn_state *s, ptxn *t)
 typedef struct loaded {
 	uint64_t id;
 	uint32_t keeper;
-	uint8_t **keys;
-	size_t *kls, n, cap;
+	uint8_t **recs; /* as txn_add_locked takes them */
+	size_t *vls, n, cap;
 	bool failed;
 } loaded;
 
@@ -141,7 +145,7 @@ static void
 loaded_reset(loaded *l)
 {
 	for (size_t i = 0; i < l->n; i++)
-		free(l->keys[i]);
+		free(l->recs[i]);
 	l->n = 0;
 }
 
@@ -149,7 +153,7 @@ loaded_reset(loaded *l)
 static void
 loaded_flush(txn_state *s, loaded *l)
 {
-	if (l->n > 0 && txn_add_locked(s, l->id, l->keeper, l->keys, l->kls,
+	if (l->n > 0 && txn_add_locked(s, l->id, l->keeper, l->recs, l->vls,
 	    l->n) != KV_OK)
 		l->failed = true;
 	loaded_reset(l);
@@ -162,34 +166,33 @@ load_one(void *arg, const uint8_t *k, size_t kl, const uint8_t *v,
 	void **ctx = arg;
 	txn_state *s = ctx[0];
 	loaded *l = ctx[1];
-	if (kl != TXN_KEY_LEN || vl < TXN_HEAD ||
-	    bytes_get_le32(v + 9) > vl - TXN_HEAD)
+	if (!txn_record_ok(kl, v, vl))
 		return true; /* not ours to read: left alone */
 	uint64_t id = bytes_get_be64(k + 5);
 	if (l->n > 0 && id != l->id)
 		loaded_flush(s, l);
 	if (l->n == l->cap) {
 		size_t cap = l->cap == 0 ? 16 : 2 * l->cap;
-		uint8_t **keys = realloc(l->keys, cap * sizeof(*keys));
-		if (keys != NULL)
-			l->keys = keys;
-		size_t *kls = realloc(l->kls, cap * sizeof(*kls));
-		if (kls != NULL)
-			l->kls = kls;
-		if (keys == NULL || kls == NULL) {
+		uint8_t **recs = realloc(l->recs, cap * sizeof(*recs));
+		if (recs != NULL)
+			l->recs = recs;
+		size_t *vls = realloc(l->vls, cap * sizeof(*vls));
+		if (vls != NULL)
+			l->vls = vls;
+		if (recs == NULL || vls == NULL) {
 			l->failed = true;
 			return false;
 		}
 		l->cap = cap;
 	}
-	size_t ikl = bytes_get_le32(v + 9);
-	l->keys[l->n] = malloc(ikl > 0 ? ikl : 1);
-	if (l->keys[l->n] == NULL) {
+	l->recs[l->n] = malloc(kl + vl);
+	if (l->recs[l->n] == NULL) {
 		l->failed = true;
 		return false;
 	}
-	memcpy(l->keys[l->n], v + TXN_HEAD, ikl);
-	l->kls[l->n++] = ikl;
+	memcpy(l->recs[l->n], k, kl);
+	memcpy(l->recs[l->n] + kl, v, vl);
+	l->vls[l->n++] = vl;
 	l->id = id;
 	l->keeper = bytes_get_le32(v);
 	return true;
@@ -210,8 +213,8 @@ load_prepared(node *n, txn_state *s)
 		loaded_flush(s, &l);
 	pthread_mutex_unlock(&s->mu);
 	loaded_reset(&l);
-	free(l.keys);
-	free(l.kls);
+	free(l.recs);
+	free(l.vls);
 	if (rv == KV_OK && l.failed)
 		rv = KV_ENOMEM;
 	return rv;

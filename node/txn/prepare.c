@@ -226,17 +226,22 @@ commit_alone(node *n, uint64_t txn, const act *x, const table *t,
 	return rv;
 }
 
-/* Adds x's prepared record (action number seq of req's transaction). */
+/*
+ * Adds x's prepared record (action number seq of req's transaction); the
+ * record, as txn_add_locked takes it, in *rec (in a) and *vlp.
+ */
 static kv_err
 add_record(const rpc_request *req, const act *x, uint16_t seq, arena *a,
-    store_batch *b)
+    store_batch *b, uint8_t **rec, size_t *vlp)
 {
-	uint8_t *k = arena_alloc(a, TXN_KEY_LEN);
 	size_t vl = TXN_HEAD + x->req.key_len + (x->kind == TXN_PUT ?
 	    x->rec_len : 0);
-	uint8_t *v = arena_alloc(a, vl);
-	if (k == NULL || v == NULL)
+	uint8_t *k = arena_alloc(a, TXN_KEY_LEN + vl);
+	if (k == NULL)
 		return KV_ENOMEM;
+	uint8_t *v = k + TXN_KEY_LEN;
+	*rec = k;
+	*vlp = vl;
 	txn_key(req->txn, seq, k);
 	bytes_put_le32(v, req->node);
 	bytes_put_le32(v + 4, x->req.table_id);
@@ -377,25 +382,20 @@ txn_prepare_serve(node *n, const rpc_request *req, arena *a,
 		    &outcome);
 		ok = false; /* nothing prepared to record or lock */
 	}
+	uint8_t **recs = ok ? arena_alloc(a, (nx + 1) * sizeof(*recs)) : NULL;
+	size_t *vls = ok ? arena_alloc(a, (nx + 1) * sizeof(*vls)) : NULL;
+	if (ok && (recs == NULL || vls == NULL))
+		resp->code = KV_ENOMEM;
 	for (size_t i = 0; ok && i < nx && resp->code == KV_OK; i++)
-		resp->code = add_record(req, &xs[i], (uint16_t) i, a, &b);
+		resp->code = add_record(req, &xs[i], (uint16_t) i, a, &b,
+		    &recs[i], &vls[i]);
 	if (ok && resp->code == KV_OK)
 		resp->code = store_write(n->st, &b);
 	if (ok && resp->code == KV_OK) {
-		uint8_t **keys = arena_alloc(a, nx * sizeof(*keys));
-		size_t *kls = arena_alloc(a, nx * sizeof(*kls));
-		if (keys == NULL || kls == NULL) {
-			resp->code = KV_ENOMEM;
-		} else {
-			for (size_t i = 0; i < nx; i++) {
-				keys[i] = (uint8_t *) xs[i].req.key;
-				kls[i] = xs[i].req.key_len;
-			}
-			pthread_mutex_lock(&s->mu);
-			resp->code = txn_add_locked(s, req->txn, req->node,
-			    keys, kls, nx);
-			pthread_mutex_unlock(&s->mu);
-		}
+		pthread_mutex_lock(&s->mu);
+		resp->code = txn_add_locked(s, req->txn, req->node, recs, vls,
+		    nx);
+		pthread_mutex_unlock(&s->mu);
 		if (resp->code != KV_OK) {
 			/* Recorded but not locked: take the records back. */
 			uint8_t lo[TXN_KEY_LEN], hi[TXN_KEY_LEN];

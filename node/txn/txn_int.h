@@ -40,9 +40,16 @@ enum { TXN_PUT = 1, TXN_DELETE = 2, TXN_CHECK = 3 };
 
 typedef struct ptxn ptxn;
 
-/* A locked item. */
+/*
+ * A locked item, with its action's prepared record as the store holds it
+ * (so that a finish reads it here instead of scanning the store): rec is
+ * the record's key (TXN_KEY_LEN bytes) then its rl bytes of value; key
+ * points into the value.
+ */
 typedef struct lockent {
-	uint8_t *key; /* owned */
+	uint8_t *rec; /* owned */
+	size_t rl;
+	const uint8_t *key;
 	size_t kl;
 	ptxn *t;
 	struct lockent *next; /* in its bucket */
@@ -93,11 +100,21 @@ txn_key(uint64_t id, uint16_t seq, uint8_t buf[TXN_KEY_LEN])
 
 /*
  * txn_add_locked records transaction id (keeper: its decision keeper) as
- * prepared here with the items keys[0..n), locking them. Needs mu.
- * KV_OK or KV_ENOMEM (nothing added).
+ * prepared here with the actions whose prepared records are recs[0..n)
+ * (each its key, TXN_KEY_LEN bytes, then vls[i] bytes of value, as
+ * checked by txn_record_ok), locking their items. Needs mu. KV_OK or
+ * KV_ENOMEM (nothing added).
  */
 kv_err txn_add_locked(txn_state *s, uint64_t id, uint32_t keeper,
-    uint8_t *const *keys, const size_t *kls, size_t n);
+    uint8_t *const *recs, const size_t *vls, size_t n);
+
+/* Whether a prepared record's key and value are well formed. */
+static inline bool
+txn_record_ok(size_t kl, const uint8_t *v, size_t vl)
+{
+	return kl == TXN_KEY_LEN && vl >= TXN_HEAD &&
+	    bytes_get_le32(v + 9) <= vl - TXN_HEAD;
+}
 
 /* txn_find_locked returns the prepared transaction id, or NULL. Needs mu. */
 ptxn *txn_find_locked(txn_state *s, uint64_t id);

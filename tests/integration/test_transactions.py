@@ -348,21 +348,23 @@ def restart_router_with(cluster, extra):
     cluster.start_router(0)
 
 
+def node_of(parts, k):
+    """The node holding hash key k (S) by table map `parts`."""
+    import xxhash
+    h = xxhash.xxh3_64_intdigest(b"\x01" + k.encode())
+    return [p for p in parts if p["lo"] <= h <= p["last"]][0]["node"]
+
+
 def keys_on_nodes(cluster, t, n_keys):
     """n_keys keys of table t (hash key PK) whose partitions are on
     distinct nodes when n_keys is 2, else any n_keys keys."""
-    import xxhash
     if n_keys != 2:
         return ["k%02d" % i for i in range(n_keys)]
     parts = cluster.table_map(t)
-
-    def node_of(k):
-        h = xxhash.xxh3_64_intdigest(b"\x01" + k.encode())
-        return [p for p in parts if p["lo"] <= h <= p["last"]][0]["node"]
     first = "k00"
     for i in range(1, 100):
         k = "k%02d" % i
-        if node_of(k) != node_of(first):
+        if node_of(parts, k) != node_of(parts, first):
             return [first, k]
     raise AssertionError("no two keys on two nodes")
 
@@ -413,6 +415,41 @@ def test_coordinator_dies(cluster, ddb, unique, fault, committed, n_keys):
     assert got == [committed] * len(keys), got
     for k in keys:
         c.put_item(TableName=t, Item={"PK": S(k), "v": N(2)})
+
+
+@pytest.mark.processes
+def test_participant_restarts_while_prepared(cluster, ddb, unique):
+    """The router dies right after the decision keeper recorded COMMIT
+    (committing its own share), and the other participant is killed (-9)
+    before its timeout would have it commit: started again, it reads its
+    prepared record back from its store, asks the keeper, and commits
+    from the record it read, so both items end written."""
+    t = "txr_%s" % unique
+    make_table(ddb, t, sort=False)
+    keys = keys_on_nodes(cluster, t, 2)
+    other = node_of(cluster.table_map(t), keys[1])
+    restart_router_with(cluster, ["--txn-fault", "decided"])
+    try:
+        with pytest.raises(Exception):
+            cluster.client().transact_write_items(TransactItems=[
+                {"Put": {"TableName": t,
+                         "Item": {"PK": S(k), "v": N(7)}}} for k in keys])
+        cluster.kill_node(other)
+        cluster.nodes[other].start()  # ready once the router is back
+    finally:
+        restart_router_with(cluster, [])
+    c = cluster.client(attempts=5)
+    deadline = time.monotonic() + 30
+    while True:
+        got = [c.get_item(TableName=t, Key={"PK": S(k)},
+                          ConsistentRead=True).get("Item", {}).get("v")
+               for k in keys]
+        if got == [N(7), N(7)]:
+            break
+        assert time.monotonic() < deadline, got
+        time.sleep(0.3)
+    # Unlocked: a plain write to the restarted node's item goes through.
+    c.put_item(TableName=t, Item={"PK": S(keys[1]), "v": N(8)})
 
 
 @pytest.mark.processes

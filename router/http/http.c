@@ -6,9 +6,9 @@
  * what has arrived on all its ready connections, parses each complete
  * request and starts it without blocking (api_start): a single-item
  * operation or a Query becomes a frame appended to its node's output,
- * a TransactWriteItems a frame per call of its commit in turn (the
- * answer to one starts the next: call_end), everything else goes to the
- * worker pool. When every ready event has
+ * a transaction (TransactWriteItems, TransactGetItems) a frame per node
+ * call in turn (the answer to one starts the next: call_end), everything
+ * else goes to the worker pool. When every ready event has
  * been handled, the loop writes each node's frames, so requests that
  * arrived together travel to a node in one write (a node with LINK_BATCH
  * waiting gets them at once); the node serves them in order and answers

@@ -32,10 +32,18 @@ def check(ops, final, accounts, total):
             bad.append(dict(r, why=why))
     final_bad = _bad(final, accounts, total)
     transfers = [r for r in ops if r["f"] == "transfer"]
+    answered = [r for r in transfers if r["type"] in ("ok", "fail")]
+    conflicts = sum("TransactionConflict" in r.get("reasons", ())
+                    for r in answered)
     return {"valid": not bad and final_bad is None,
             "reads": len(reads), "bad_reads": len(bad),
             "transfers_ok": sum(r["type"] == "ok" for r in transfers),
             "transfers_failed": sum(r["type"] == "fail" for r in transfers),
             "transfers_unknown": sum(r["type"] == "info" for r in transfers),
+            # Cancelled for meeting another transaction on an account,
+            # of the transfers answered (the transactions issue's rate).
+            "transfers_conflict": conflicts,
+            "conflict_rate": round(conflicts / len(answered), 4)
+            if answered else 0.0,
             "final": final, "final_problem": final_bad,
             "counterexamples": bad[:3]}

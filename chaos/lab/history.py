@@ -7,6 +7,9 @@ An operation record (one JSON object per line in history.jsonl):
     {"process": 3, "f": "write", "key": "k7", "value": 12,
      "start": 1.234, "end": 1.240, "type": "ok", "error": "..."}
 
+A cancelled transaction's record also has "reasons": the codes of its
+CancellationReasons, in action order.
+
 start and end are seconds since the run began (monotonic clock): the
 request left at start, its answer arrived at end. type is "ok" (it took
 effect, and value holds what it returned where it returns something),
@@ -78,6 +81,10 @@ class History:
         except Exception as e:  # noqa: BLE001 - every outcome is recorded
             rec["type"], rec["error"] = outcome_of(e)
             result = None
+            reasons = (e.response.get("CancellationReasons")
+                       if isinstance(e, ClientError) else None)
+            if reasons:
+                rec["reasons"] = [r.get("Code") for r in reasons]
             if not isinstance(e, (ClientError, ReadTimeoutError,
                                   BotoConnError, HTTPClientError)):
                 raise

@@ -144,6 +144,22 @@ def test_bank(read, final, why, final_problem):
     assert res["final_problem"] == final_problem
     assert (res["transfers_ok"], res["transfers_failed"],
             res["transfers_unknown"]) == (1, 1, 2)
+    assert (res["transfers_conflict"], res["conflict_rate"]) == (0, 0.0)
+
+
+def test_bank_conflict_rate():
+    """Transfers cancelled for TransactionConflict, of those answered;
+    a condition that failed is not a conflict, nor is an unknown one."""
+    ops = [rec("read", None, ACCTS),
+           rec("transfer", None, ["a0", "a1", 5]),
+           dict(rec("transfer", None, ["a1", "a2", 5], type="fail"),
+                reasons=["None", "TransactionConflict"]),
+           dict(rec("transfer", None, ["a2", "a0", 5], type="fail"),
+                reasons=["ConditionalCheckFailed", "None"]),
+           dict(rec("transfer", None, ["a2", "a1", 5], type="info"),
+                reasons=["TransactionConflict", "None"])]
+    res = bank.check(ops, ACCTS, 3, 300)
+    assert (res["transfers_conflict"], res["conflict_rate"]) == (1, 0.3333)
 
 
 # -- nemesis.parse -----------------------------------------------------------

@@ -5,9 +5,10 @@
  * TransactWriteItems checks every action as the single-item operation
  * would (ops_item_prepare), routes it, refuses two actions on one item,
  * then runs two-phase commit: RPC_TXN_PREPARE to every participant node
- * with its actions; when all of them prepared, RPC_TXN_DECIDE COMMIT to
- * the decision keeper (the first action's node); then RPC_TXN_FINISH to
- * every participant. A participant that failed an action makes the
+ * but the decision keeper (the first action's node) with its actions;
+ * when all of them prepared, RPC_TXN_PREPARE with RPC_TXN_COMMIT to the
+ * keeper, which prepares its own, records COMMIT and commits them in one
+ * batch; then RPC_TXN_FINISH to the others. A participant that failed an action makes the
  * transaction cancelled: the others abort, and the answer lists one
  * reason per action, in order. A stale route aborts and starts over.
  *
@@ -23,6 +24,11 @@
  * TransactGetItems reads its items twice (RPC_MULTI of GETs per node):
  * the answer stands when no item was in a prepared transaction and the
  * two reads agree, so it is a snapshot at a moment between them.
+ *
+ * Both are written as steps (tp_*, tg_*) that two drivers run: a
+ * worker's, which blocks on its calls, and the router's event loop's
+ * (ops_txn.h), which sends one call at a time and goes on when its
+ * answer comes.
  */
 #include <pthread.h>
 #include <stdlib.h>

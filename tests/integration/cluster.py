@@ -585,6 +585,18 @@ class Cluster:
         table."""
         return self.status()["tables"][name]["parts"]
 
+    def item_counts(self, name, wait=10.0):
+        """{partition: item count} of table `name` from kv-admin status.
+        A count kv-admin could not read (its node's statistics did not
+        come in time, as under a loaded machine) is unknown, not a
+        change: the status is read again, for `wait` seconds at most."""
+        deadline = time.monotonic() + wait
+        while True:
+            got = {p["part"]: p["items"] for p in self.table_partitions(name)}
+            if None not in got.values() or time.monotonic() > deadline:
+                return got
+            time.sleep(0.2)
+
     def log_tails(self, lines=30):
         """The last lines of every process's log, for failure reports."""
         if self.external:

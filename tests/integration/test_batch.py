@@ -572,7 +572,7 @@ def test_batch_get_with_both_projection_kinds(raw_ddb, t):
 
 def counts(cluster, table):
     """{partition: item count} from kv-admin status."""
-    return {p["part"]: p["items"] for p in cluster.table_partitions(table)}
+    return cluster.item_counts(table)
 
 
 def split_by_victim(cluster, ddb, table, items):

@@ -57,7 +57,7 @@ def item_of(i):
 
 def counts(cluster, table):
     """{partition: item count} from kv-admin status."""
-    return {p["part"]: p["items"] for p in cluster.table_partitions(table)}
+    return cluster.item_counts(table)
 
 
 def partition_of_each(cluster, ddb, table, keys):

@@ -129,7 +129,7 @@ struct loop {
 	nlink links[CONFIG_MAX_NODES];
 	pthread_mutex_t done_mu;
 	job *done;         /* answered by workers; guarded by done_mu */
-	/* Workers' calls to send (http.c, "Relays"); guarded by done_mu. */
+	/* Workers' calls to send (http_relay.c); guarded by done_mu. */
 	struct relay *relays;
 	bool relays_closed; /* the loop has stopped taking them */
 	time_t swept;
@@ -168,6 +168,43 @@ struct http {
 #define TAG_LISTEN 3u
 #define TAG_EVENT 5u
 
+
+/* Relays (http_relay.c): a worker's node call carried by a loop. */
+typedef enum relay_state {
+	RELAY_WAITING,
+	RELAY_DONE,     /* rv (and resp after KV_OK): conn_call's outcome */
+	RELAY_NOT_SENT, /* nothing reached the node: call it another way */
+} relay_state;
+
+typedef struct relay {
+	struct relay *next; /* the loop's relays */
+	uint32_t node;
+	uint8_t *msg;       /* the packed request; the worker's */
+	size_t len;
+	arena *a;
+	rpc_response *resp;
+	kv_err rv;
+	relay_state state;  /* guarded by mu */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+} relay;
+
+/* relay_end: the loop ends rl; after this rl may be gone. */
+void relay_end(relay *rl, relay_state st, kv_err rv, rpc_response *resp);
+/* take_relays queues the relays workers handed to l (its wake-up). */
+void take_relays(loop *l);
+/* relays_close: a stopping loop takes no more and ends those it holds. */
+void relays_close(loop *l);
+/* relay_call is the workers' conn_relay_fn (arg: the job's loop). */
+bool relay_call(void *arg, uint32_t node, const rpc_request *req, arena *a,
+    rpc_response *resp, kv_err *rv);
+
+/*
+ * link_queue queues call q's packed request on l's link to node (http.c);
+ * false, with nothing queued, for an unknown node or without memory.
+ */
+bool link_queue(loop *l, uint32_t node, call *q, const uint8_t *msg,
+    size_t len);
 
 /* Buffers (http.c). */
 bool buf_reserve(buf *b, size_t extra);

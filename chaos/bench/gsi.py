@@ -49,6 +49,8 @@ import threading
 import time
 import urllib.request
 
+from measure import cpu_seconds
+
 TABLES = {"plain": False, "indexed": True}
 KEYS = 10000
 BUCKETS = 256                # the values of g1 (kv-load --index-keys)
@@ -167,7 +169,12 @@ def p99(xs):
     return xs[max(0, -(-99 * len(xs) // 100) - 1)] if xs else None
 
 
-def put_run(args, kvload, url, table):
+def put_run(args, kvload, t, table):
+    """PutItem/s into table on target t, and t's processes' CPU per
+    PutItem in microseconds (what the rate alone hides on a shared
+    machine)."""
+    url = t.url
+    c0 = cpu_seconds(t.pids)
     s = kvload(args, url, [
         "--table", table, "--workload", "put", "--keys", str(KEYS),
         "--index-keys", "--connections", str(args.connections),
@@ -175,7 +182,9 @@ def put_run(args, kvload, url, table):
     if s.get("_failed"):
         raise RuntimeError("kv-load put into %s at %s failed:\n%s" % (
             table, url, s["_stdout"]))
-    return s["totals"]["ok_per_s"]
+    ops = s["totals"]["ok_per_s"]
+    return ops, 1e6 * (cpu_seconds(t.pids) - c0) / max(
+        1.0, ops * args.seconds)
 
 
 def query_cmd(extra):
@@ -239,6 +248,7 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
         for name, indexed in TABLES.items():
             create(t.url, name, indexed)
     rates = {t.name: {n: [] for n in TABLES} for t in targets}
+    cpu = {t.name: {n: [] for n in TABLES} for t in targets}
     lag, drained = [], []
     for r in range(args.rounds):
         for t in targets:
@@ -246,14 +256,16 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
                 with Alone(targets, t):
                     if t is kv and name == "indexed":
                         with LagSampler(kv_cluster.node_metrics) as ls:
-                            ops = put_run(args, kvload, t.url, name)
+                            ops, us = put_run(args, kvload, t, name)
                         lag += ls.samples
                         drained.append(drain(kv_cluster.node_metrics))
                     else:
-                        ops = put_run(args, kvload, t.url, name)
+                        ops, us = put_run(args, kvload, t, name)
                 rates[t.name][name].append(ops)
-                print("  round %d %-9s %-8s %9.0f PutItem/s" % (
-                    r + 1, t.name, name, ops), flush=True)
+                cpu[t.name][name].append(us)
+                print("  round %d %-9s %-8s %9.0f PutItem/s  CPU %6.1f "
+                      "us/PutItem" % (r + 1, t.name, name, ops, us),
+                      flush=True)
     # Query on a GSI, every target holding the same items.
     query_drain = None
     for t in targets:
@@ -299,6 +311,9 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
         "when": time.strftime("%Y-%m-%d %H:%M:%S"), "cores": os.cpu_count(),
         "connections": args.connections, "seconds": args.seconds,
         "rounds": args.rounds, "rates": rates, "medians": med,
+        "cpu_us_per_put": cpu, "cpu_us_per_put_medians": dict(
+            (t, dict((n, statistics.median(v)) for n, v in by.items()))
+            for t, by in cpu.items()),
         "indexed_over_plain": ours,
         "lag_samples": len(lag),
         "lag_median_s": statistics.median(lag) if lag else None,
@@ -311,9 +326,12 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
     }
     print()
     for t in med:
+        cm = res["cpu_us_per_put_medians"][t]
         print("%-9s PutItem/s without indexes %9.0f, with two GSIs %9.0f "
-              "(%.2fx)" % (t, med[t]["plain"], med[t]["indexed"],
-                           med[t]["indexed"] / med[t]["plain"]))
+              "(%.2fx); CPU per PutItem %.1f and %.1f us" % (
+                  t, med[t]["plain"], med[t]["indexed"],
+                  med[t]["indexed"] / med[t]["plain"], cm["plain"],
+                  cm["indexed"]))
     for t in med:
         print("%-9s Query/s on GSI %s (Limit 10) %9.0f, p99 %.2f ms" % (
             t, QUERY_INDEX, med[t]["query"],

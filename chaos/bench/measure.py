@@ -26,6 +26,11 @@ def cpu_ticks(pid):
     return int(f[11]) + int(f[12]) if f else 0
 
 
+def cpu_seconds(pids):
+    """utime + stime of every process of pids, summed, in seconds."""
+    return sum(cpu_ticks(p) for p in pids) / os.sysconf("SC_CLK_TCK")
+
+
 def major_faults(pid):
     """Major page faults of pid so far."""
     f = stat_fields(pid)

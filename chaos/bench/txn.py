@@ -39,6 +39,8 @@ import os
 import statistics
 import time
 
+from measure import cpu_seconds
+
 TABLE = "txn"
 KEYS = 10000
 # Name: (kv-load workload, its operation, what it is).
@@ -71,13 +73,17 @@ def load(args, kvload, t):
 def run_one(args, kvload, t, name):
     """One closed-loop run of workload `name` on t: its figures."""
     wl, op, _ = WORKLOADS[name]
+    c0 = cpu_seconds(t.pids)
     s = kvload(args, t.url, [
         "--table", TABLE, "--workload", wl, "--keys", str(KEYS),
         "--connections", str(args.connections),
         "--duration", str(args.seconds)])
+    cpu = cpu_seconds(t.pids) - c0
     tot = s["totals"]
     o = s.get("ops", {}).get(op, {})
     return {"ok_per_s": tot["ok_per_s"], "p50_ms": tot["p50_ms"],
+            # the target's processes' CPU per answer, in microseconds
+            "cpu_us": 1e6 * cpu / max(1, tot["requests"]),
             "p99_ms": tot["p99_ms"], "requests": tot["requests"],
             "ok": tot["ok"], "throttled": tot["throttled"],
             "errors": tot["errors"], "wrong": tot["wrong"],
@@ -101,6 +107,7 @@ def summary(runs):
         "ops_per_s": statistics.median(x["ok_per_s"] for x in runs),
         "p50_ms": statistics.median(x["p50_ms"] for x in runs),
         "p99_ms": statistics.median(x["p99_ms"] for x in runs),
+        "cpu_us": statistics.median(x["cpu_us"] for x in runs),
         "canceled_per_s": statistics.median(
             x["canceled_per_s"] for x in runs),
         "canceled_share": sum(x["canceled"] for x in runs) / req
@@ -156,23 +163,24 @@ def bench_txn(args, kvload, start_cluster, start_peers, lifted, Alone):
                 if x["errors"] or x["wrong"]:
                     note += "  errors %s" % json.dumps(x["errors_by_type"])
                 print("  round %d %-12s %-9s %9.0f ops/s  p50 %7.2f ms  "
-                      "p99 %7.2f ms%s" % (r + 1, n, t.name, x["ok_per_s"],
-                                           x["p50_ms"], x["p99_ms"], note),
-                      flush=True)
+                      "p99 %7.2f ms  CPU %6.1f us/op%s" % (
+                          r + 1, n, t.name, x["ok_per_s"], x["p50_ms"],
+                          x["p99_ms"], x["cpu_us"], note), flush=True)
                 if x["failed"]:
                     print(x["stdout"].rstrip(), flush=True)
     med = dict((t, dict((n, summary(v)) for n, v in by.items()))
                for t, by in runs.items())
     print()
-    print("%-12s %-9s %10s %9s %9s %12s %10s  %s" % (
-        "workload", "target", "ops/s", "p50 ms", "p99 ms", "canceled/s",
-        "canceled", "reasons"))
+    print("%-12s %-9s %10s %9s %9s %9s %12s %10s  %s" % (
+        "workload", "target", "ops/s", "p50 ms", "p99 ms", "CPU us",
+        "canceled/s", "canceled", "reasons"))
     for n in names:
         for t in targets:
             m = med[t.name][n]
             txn = n in TXNS
-            print("%-12s %-9s %10.0f %9.2f %9.2f %12s %10s  %s" % (
+            print("%-12s %-9s %10.0f %9.2f %9.2f %9.1f %12s %10s  %s" % (
                 n, t.name, m["ops_per_s"], m["p50_ms"], m["p99_ms"],
+                m["cpu_us"],
                 "%.1f" % m["canceled_per_s"] if txn else "-",
                 "%.3f %%" % (100 * m["canceled_share"]) if txn else "-",
                 ", ".join("%s %d" % item for item in sorted(

@@ -26,6 +26,18 @@
  * small table's (docs/design-notes.md, "Cost that stays flat"). Every
  * other scan reads in total order (bounded()), so the prefix never cuts
  * one short.
+ *
+ * The node's own records (table id 0: prepared transactions, decisions,
+ * tokens, index outboxes; every key below SPLIT_KEY) live in a column
+ * family of their own, "node", with a small memtable; the tables' keys
+ * stay in the default one. Those records are written and deleted within
+ * milliseconds (an outbox's by range), and in the tables' memtable they
+ * made every skip-list walk of an item longer and every read rebuild the
+ * list of the outbox's range deletions. The split is by key, here only:
+ * every key below SPLIT_KEY sorts before every key above it, so a scan
+ * across both reads the node's family, then the tables'. Both are
+ * written by one batch, atomically. A store from before the split has
+ * its node records moved over at open, in one batch.
  */
 #include "store.h"
 
@@ -46,11 +58,19 @@
 #define LOG_LEVEL_INFO 1 /* RocksDB's InfoLogLevel: DEBUG 0, INFO 1, ... */
 #define LOG_FILE_BYTES (8u * 1024 * 1024)
 #define LOG_FILES_KEPT 4
+#define NODE_MEMTABLE_BYTES (4u << 20)
+
+/* The first key of table 1: the node's records are the keys below it. */
+static const uint8_t SPLIT_KEY[4] = { 0, 0, 0, 1 };
+
+enum { CF_TABLES, CF_NODE, CF_COUNT };
 
 typedef struct rocks {
 	store base;
 	rocksdb_t *db;
-	rocksdb_options_t *opts;
+	rocksdb_options_t *opts;      /* the DB's and the tables' family's */
+	rocksdb_options_t *node_opts; /* the node family's */
+	rocksdb_column_family_handle_t *cf[CF_COUNT];
 	rocksdb_block_based_table_options_t *topts;
 	rocksdb_cache_t *cache;
 	rocksdb_filterpolicy_t *filter; /* owned by topts once set */
@@ -71,6 +91,27 @@ take_err(char *err)
 	return KV_IO;
 }
 
+/* Byte order of two keys, as RocksDB's default comparator has it. */
+static int
+key_cmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
+{
+	int c = memcmp(a, b, al < bl ? al : bl);
+	return c != 0 ? c : (al > bl) - (al < bl);
+}
+
+/* Whether key k belongs to the node's family (it sorts below SPLIT_KEY). */
+static bool
+node_key(const uint8_t *k, size_t kl)
+{
+	return key_cmp(k, kl, SPLIT_KEY, sizeof(SPLIT_KEY)) < 0;
+}
+
+static rocksdb_column_family_handle_t *
+cf_of(rocks *r, const uint8_t *k, size_t kl)
+{
+	return r->cf[node_key(k, kl) ? CF_NODE : CF_TABLES];
+}
+
 static kv_err
 rocks_get(store *s, const uint8_t *k, size_t kl, uint8_t **v, size_t *vl,
     bool *found)
@@ -78,8 +119,8 @@ rocks_get(store *s, const uint8_t *k, size_t kl, uint8_t **v, size_t *vl,
 	rocks *r = (rocks *) s;
 	char *err = NULL;
 	size_t n = 0;
-	char *val = rocksdb_get(r->db, r->ropts, (const char *) k, kl, &n,
-	    &err);
+	char *val = rocksdb_get_cf(r->db, r->ropts, cf_of(r, k, kl),
+	    (const char *) k, kl, &n, &err);
 	if (err != NULL)
 		return take_err(err);
 	*found = val != NULL;
@@ -91,6 +132,28 @@ rocks_get(store *s, const uint8_t *k, size_t kl, uint8_t **v, size_t *vl,
 	*v = (uint8_t *) val;
 	*vl = n;
 	return KV_OK;
+}
+
+/* Adds the deletion of [lo, hi) to wb, in each family it reaches. */
+static void
+delete_range(rocks *r, rocksdb_writebatch_t *wb, const uint8_t *lo,
+    size_t lol, const uint8_t *hi, size_t hil)
+{
+	const uint8_t *split = SPLIT_KEY;
+	size_t sl = sizeof(SPLIT_KEY);
+	if (node_key(lo, lol)) {
+		bool both = !node_key(hi, hil);
+		rocksdb_writebatch_delete_range_cf(wb, r->cf[CF_NODE],
+		    (const char *) lo, lol,
+		    (const char *) (both ? split : hi), both ? sl : hil);
+		if (!both)
+			return;
+		lo = split;
+		lol = sl;
+	}
+	if (key_cmp(lo, lol, hi, hil) < 0)
+		rocksdb_writebatch_delete_range_cf(wb, r->cf[CF_TABLES],
+		    (const char *) lo, lol, (const char *) hi, hil);
 }
 
 static kv_err
@@ -105,17 +168,19 @@ rocks_write(store *s, const store_batch *b)
 		const store_op *op = &b->ops[i];
 		switch (op->kind) {
 		case STORE_PUT:
-			rocksdb_writebatch_put(wb, (const char *) op->key,
-			    op->key_len, (const char *) op->val, op->val_len);
-			break;
-		case STORE_DELETE:
-			rocksdb_writebatch_delete(wb, (const char *) op->key,
-			    op->key_len);
-			break;
-		case STORE_DELETE_RANGE:
-			rocksdb_writebatch_delete_range(wb,
+			rocksdb_writebatch_put_cf(wb,
+			    cf_of(r, op->key, op->key_len),
 			    (const char *) op->key, op->key_len,
 			    (const char *) op->val, op->val_len);
+			break;
+		case STORE_DELETE:
+			rocksdb_writebatch_delete_cf(wb,
+			    cf_of(r, op->key, op->key_len),
+			    (const char *) op->key, op->key_len);
+			break;
+		case STORE_DELETE_RANGE:
+			delete_range(r, wb, op->key, op->key_len, op->val,
+			    op->val_len);
 			break;
 		}
 	}
@@ -173,64 +238,59 @@ bounded(const uint8_t *lo, size_t lol, const uint8_t *hi, size_t hil)
 	return ro;
 }
 
-/* An iterator over [lo, hi) with its options (*ro), or NULL without
- * memory; iter_close gives both back. */
-static rocksdb_iterator_t *
-iter_open(rocks *r, const uint8_t *lo, size_t lol, const uint8_t *hi,
-    size_t hil, rocksdb_readoptions_t **ro)
-{
-	*ro = bounded(lo, lol, hi, hil);
-	rocksdb_iterator_t *it = *ro != NULL ?
-	    rocksdb_create_iterator(r->db, *ro) : NULL;
-	if (it == NULL && *ro != NULL)
-		rocksdb_readoptions_destroy(*ro);
-	return it;
-}
+/* One family's share of a scan's range: [lo, hi) (hi NULL: no end). */
+typedef struct scan_part {
+	int cf;
+	const uint8_t *lo, *hi;
+	size_t lol, hil;
+} scan_part;
 
-/* Frees what iter_open made; the iterator's error, if it had one. */
-static kv_err
-iter_close(rocksdb_iterator_t *it, rocksdb_readoptions_t *ro)
+/* Splits [lo, hi) into the share of each family, in byte order. */
+static size_t
+scan_parts(const uint8_t *lo, size_t lol, const uint8_t *hi, size_t hil,
+    scan_part p[CF_COUNT])
 {
-	char *err = NULL;
-	rocksdb_iter_get_error(it, &err);
-	rocksdb_iter_destroy(it);
-	rocksdb_readoptions_destroy(ro);
-	return take_err(err);
-}
-
-static kv_err
-rocks_scan(store *s, const uint8_t *lo, size_t lol, const uint8_t *hi,
-    size_t hil, store_scan_fn fn, void *arg)
-{
-	rocksdb_readoptions_t *ro;
-	rocksdb_iterator_t *it = iter_open((rocks *) s, lo, lol, hi, hil, &ro);
-	if (it == NULL)
-		return KV_ENOMEM;
-	rocksdb_iter_seek(it, (const char *) lo, lol);
-	for (; rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
-		size_t kl, vl;
-		const char *k = rocksdb_iter_key(it, &kl);
-		const char *v = rocksdb_iter_value(it, &vl);
-		if (hi != NULL) {
-			int c = memcmp(k, hi, kl < hil ? kl : hil);
-			if (c > 0 || (c == 0 && kl >= hil))
-				break;
-		}
-		if (!fn(arg, (const uint8_t *) k, kl, (const uint8_t *) v, vl))
-			break;
+	size_t n = 0;
+	if (hi != NULL && key_cmp(lo, lol, hi, hil) >= 0)
+		return 0;
+	if (node_key(lo, lol)) {
+		bool both = hi == NULL || !node_key(hi, hil);
+		p[n++] = (scan_part) { CF_NODE, lo, both ? SPLIT_KEY : hi,
+		    lol, both ? sizeof(SPLIT_KEY) : hil };
+		if (!both)
+			return n;
+		lo = SPLIT_KEY;
+		lol = sizeof(SPLIT_KEY);
 	}
-	return iter_close(it, ro);
+	if (hi == NULL || key_cmp(lo, lol, hi, hil) < 0)
+		p[n++] = (scan_part) { CF_TABLES, lo, hi, lol, hil };
+	return n;
 }
 
+/*
+ * Calls fn for every key of part p, ascending or (rev) descending, as of
+ * snap (NULL: when the iterator is made); *stop is set when fn says so.
+ */
 static kv_err
-rocks_scan_rev(store *s, const uint8_t *lo, size_t lol, const uint8_t *hi,
-    size_t hil, store_scan_fn fn, void *arg)
+scan_part_run(rocks *r, const scan_part *p, const rocksdb_snapshot_t *snap,
+    bool rev, store_scan_fn fn, void *arg, bool *stop)
 {
-	rocksdb_readoptions_t *ro;
-	rocksdb_iterator_t *it = iter_open((rocks *) s, lo, lol, hi, hil, &ro);
-	if (it == NULL)
+	const uint8_t *lo = p->lo, *hi = p->hi;
+	size_t lol = p->lol, hil = p->hil;
+	rocksdb_readoptions_t *ro = bounded(lo, lol, hi, hil);
+	if (ro == NULL)
 		return KV_ENOMEM;
-	if (hi == NULL) {
+	if (snap != NULL)
+		rocksdb_readoptions_set_snapshot(ro, snap);
+	rocksdb_iterator_t *it = rocksdb_create_iterator_cf(r->db, ro,
+	    r->cf[p->cf]);
+	if (it == NULL) {
+		rocksdb_readoptions_destroy(ro);
+		return KV_ENOMEM;
+	}
+	if (!rev) {
+		rocksdb_iter_seek(it, (const char *) lo, lol);
+	} else if (hi == NULL) {
 		rocksdb_iter_seek_to_last(it);
 	} else {
 		/* The last key <= hi, then step below hi (hi is exclusive). */
@@ -242,17 +302,62 @@ rocks_scan_rev(store *s, const uint8_t *lo, size_t lol, const uint8_t *hi,
 				rocksdb_iter_prev(it);
 		}
 	}
-	for (; rocksdb_iter_valid(it); rocksdb_iter_prev(it)) {
+	for (; rocksdb_iter_valid(it);
+	    rev ? rocksdb_iter_prev(it) : rocksdb_iter_next(it)) {
 		size_t kl, vl;
-		const char *k = rocksdb_iter_key(it, &kl);
-		const char *v = rocksdb_iter_value(it, &vl);
-		int c = memcmp(k, lo, kl < lol ? kl : lol);
-		if (c < 0 || (c == 0 && kl < lol))
+		const uint8_t *k = (const uint8_t *) rocksdb_iter_key(it, &kl);
+		const uint8_t *v = (const uint8_t *) rocksdb_iter_value(it,
+		    &vl);
+		if (rev ? key_cmp(k, kl, lo, lol) < 0 :
+		    hi != NULL && key_cmp(k, kl, hi, hil) >= 0)
 			break;
-		if (!fn(arg, (const uint8_t *) k, kl, (const uint8_t *) v, vl))
+		if (!fn(arg, k, kl, v, vl)) {
+			*stop = true;
 			break;
+		}
 	}
-	return iter_close(it, ro);
+	char *err = NULL;
+	rocksdb_iter_get_error(it, &err);
+	rocksdb_iter_destroy(it);
+	rocksdb_readoptions_destroy(ro);
+	return take_err(err);
+}
+
+/*
+ * A scan of [lo, hi): each family's share in turn. One that spans both
+ * reads them from one snapshot, so that it sees the store of one moment
+ * as an iterator of one family does.
+ */
+static kv_err
+scan_range(rocks *r, const uint8_t *lo, size_t lol, const uint8_t *hi,
+    size_t hil, bool rev, store_scan_fn fn, void *arg)
+{
+	scan_part p[CF_COUNT];
+	size_t n = scan_parts(lo, lol, hi, hil, p);
+	const rocksdb_snapshot_t *snap = n > 1 ?
+	    rocksdb_create_snapshot(r->db) : NULL;
+	kv_err rv = KV_OK;
+	bool stop = false;
+	for (size_t i = 0; i < n && rv == KV_OK && !stop; i++)
+		rv = scan_part_run(r, &p[rev ? n - 1 - i : i], snap, rev, fn,
+		    arg, &stop);
+	if (snap != NULL)
+		rocksdb_release_snapshot(r->db, snap);
+	return rv;
+}
+
+static kv_err
+rocks_scan(store *s, const uint8_t *lo, size_t lol, const uint8_t *hi,
+    size_t hil, store_scan_fn fn, void *arg)
+{
+	return scan_range((rocks *) s, lo, lol, hi, hil, false, fn, arg);
+}
+
+static kv_err
+rocks_scan_rev(store *s, const uint8_t *lo, size_t lol, const uint8_t *hi,
+    size_t hil, store_scan_fn fn, void *arg)
+{
+	return scan_range((rocks *) s, lo, lol, hi, hil, true, fn, arg);
 }
 
 static void
@@ -262,6 +367,9 @@ rocks_close(store *s)
 	if (r->db != NULL) {
 		/* Log records still in the process go to the file first. */
 		(void) rocks_flush(s);
+		for (int i = 0; i < CF_COUNT; i++)
+			if (r->cf[i] != NULL)
+				rocksdb_column_family_handle_destroy(r->cf[i]);
 		rocksdb_close(r->db);
 	}
 	if (r->ropts != NULL)
@@ -270,6 +378,8 @@ rocks_close(store *s)
 		rocksdb_writeoptions_destroy(r->wopts);
 	if (r->opts != NULL)
 		rocksdb_options_destroy(r->opts);
+	if (r->node_opts != NULL)
+		rocksdb_options_destroy(r->node_opts);
 	if (r->topts != NULL)
 		rocksdb_block_based_options_destroy(r->topts);
 	if (r->cache != NULL)
@@ -289,7 +399,8 @@ rocks_close(store *s)
  * requests for 250-430 ms now and then during a move; at 4 MB they did
  * not (docs/design-notes.md, "Adaptive capacity"). A process that dies
  * while a load is open leaves its files behind, which the next open
- * deletes.
+ * deletes. Loads carry tables' keys (a move's range), so they go to the
+ * tables' family.
  */
 #define LOAD_FILE_BYTES (4u << 20)
 #define LOAD_FILE_PREFIX "kvload-"
@@ -445,11 +556,17 @@ load_files_drop(const char *dir)
 	closedir(d);
 }
 
+/* A property's value summed over the families. */
 static uint64_t
 property(rocks *r, const char *name)
 {
-	uint64_t v = 0;
-	return rocksdb_property_int(r->db, name, &v) == 0 ? v : 0;
+	uint64_t sum = 0;
+	for (int i = 0; i < CF_COUNT; i++) {
+		uint64_t v = 0;
+		if (rocksdb_property_int_cf(r->db, r->cf[i], name, &v) == 0)
+			sum += v;
+	}
+	return sum;
 }
 
 static void
@@ -524,6 +641,53 @@ prefix_free(void *state)
 	(void) state;
 }
 
+/*
+ * A store written before the node's records had a family of their own
+ * holds them in the tables' family: move them over, all in one batch (a
+ * death in the middle leaves them where they were, to be moved at the
+ * next open). Sets *err as RocksDB does.
+ */
+static void
+migrate_node_keys(rocks *r, char **err)
+{
+	rocksdb_readoptions_t *ro = bounded((const uint8_t *) "", 0,
+	    SPLIT_KEY, sizeof(SPLIT_KEY));
+	rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
+	rocksdb_iterator_t *it = ro != NULL ?
+	    rocksdb_create_iterator_cf(r->db, ro, r->cf[CF_TABLES]) : NULL;
+	size_t moved = 0;
+	if (it == NULL || wb == NULL) {
+		*err = strdup("out of memory moving the node's records");
+		goto out;
+	}
+	for (rocksdb_iter_seek_to_first(it); rocksdb_iter_valid(it);
+	    rocksdb_iter_next(it)) {
+		size_t kl, vl;
+		const char *k = rocksdb_iter_key(it, &kl);
+		const char *v = rocksdb_iter_value(it, &vl);
+		rocksdb_writebatch_put_cf(wb, r->cf[CF_NODE], k, kl, v, vl);
+		moved++;
+	}
+	rocksdb_iter_get_error(it, err);
+	if (*err == NULL && moved > 0) {
+		rocksdb_writebatch_delete_range_cf(wb, r->cf[CF_TABLES], "", 0,
+		    (const char *) SPLIT_KEY, sizeof(SPLIT_KEY));
+		rocksdb_write(r->db, r->wopts, wb, err);
+		if (*err == NULL)
+			rocksdb_flush_wal(r->db, 1, err);
+		if (*err == NULL)
+			fprintf(stderr, "kv-node: moved %zu node records to "
+			    "their own column family\n", moved);
+	}
+out:
+	if (it != NULL)
+		rocksdb_iter_destroy(it);
+	if (wb != NULL)
+		rocksdb_writebatch_destroy(wb);
+	if (ro != NULL)
+		rocksdb_readoptions_destroy(ro);
+}
+
 kv_err
 store_open_rocks(const char *dir, bool sync, uint32_t memory_mb,
     store **out, char *why, size_t whylen)
@@ -570,6 +734,12 @@ store_open_rocks(const char *dir, bool sync, uint32_t memory_mb,
 	    r->topts, 1);
 	rocksdb_options_set_block_based_table_factory(r->opts, r->topts);
 	rocksdb_options_set_compression(r->opts, rocksdb_no_compression);
+	rocksdb_options_set_create_missing_column_families(r->opts, 1);
+	/* The node's family: the same, without the collection prefix (its
+	 * keys have none) and with a small memtable. */
+	r->node_opts = rocksdb_options_create_copy(r->opts);
+	rocksdb_options_set_write_buffer_size(r->node_opts,
+	    NODE_MEMTABLE_BYTES);
 	rocksdb_options_set_prefix_extractor(r->opts,
 	    rocksdb_slicetransform_create(NULL, prefix_free, prefix_of,
 	    prefix_in_domain, prefix_in_range, prefix_name));
@@ -585,11 +755,15 @@ store_open_rocks(const char *dir, bool sync, uint32_t memory_mb,
 	 */
 	r->manual = !sync;
 	rocksdb_options_set_manual_wal_flush(r->opts, r->manual ? 1 : 0);
-	r->db = rocksdb_open(r->opts, dir, &err);
+	const char *names[CF_COUNT] = { "default", "node" };
+	const rocksdb_options_t *cf_opts[CF_COUNT] = { r->opts, r->node_opts };
+	r->db = rocksdb_open_column_families(r->opts, dir, CF_COUNT, names,
+	    cf_opts, r->cf, &err);
+	if (err == NULL)
+		migrate_node_keys(r, &err);
 	if (err != NULL) {
 		snprintf(why, whylen, "cannot open store in %s: %s", dir, err);
 		rocksdb_free(err);
-		r->db = NULL;
 		rocks_close(&r->base);
 		return KV_IO;
 	}

@@ -19,6 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <rocksdb/c.h>
+
 #include "store.h"
 
 typedef enum engine {
@@ -659,6 +661,107 @@ STORE_TEST(scan_of_empty_store_calls_nothing)
 	expect_scan("a", 1, "b", 1, NULL, 0);
 }
 
+/* ---- the node's records and the tables' keys (two RocksDB families) ---- */
+
+/*
+ * Keys below {0,0,0,1} (table id 0: the node's own records) live in a
+ * family of their own in RocksDB (store_rocks.c). Both engines must read
+ * them and the tables' keys as one byte order, stop a scan where the
+ * callback says even at the seam, and delete ranges across it.
+ */
+static const uint8_t N0[] = { 0, 0, 0 }, N1[] = { 0, 0, 0, 0, 'a' },
+    N2[] = { 0, 0, 0, 0, 'z' }, T1[] = { 0, 0, 0, 1 },
+    T2[] = { 0, 0, 0, 1, 'x' }, T3[] = { 0, 0, 0, 2 }, T4[] = { 'b' };
+static const uint8_t *const SEAM_KEYS[] = { N0, N1, N2, T1, T2, T3, T4 };
+static const size_t SEAM_LENS[] = { 3, 5, 5, 4, 5, 4, 1 };
+
+/* A scan (rev: backward) of [lo, hi) stopping after stop keys (0:
+ * never) sees exactly SEAM_KEYS[from..] (rev: downwards), n of them. */
+static void
+expect_seam_scan(bool rev, const uint8_t *lo, size_t lol, const uint8_t *hi,
+    size_t hil, size_t stop, size_t from, size_t n)
+{
+	collected c = { .stop_after = stop };
+	kv_err rv = rev ? store_scan_rev(S, lo, lol, hi, hil, collect, &c) :
+	    store_scan(S, lo, lol, hi, hil, collect, &c);
+	cr_assert_eq(rv, KV_OK);
+	cr_assert_eq(c.n, n, "%s scan saw %zu keys, want %zu",
+	    rev ? "backward" : "forward", c.n, n);
+	for (size_t i = 0; i < n; i++) {
+		size_t w = rev ? from - i : from + i;
+		cr_assert(bytecmp(c.p[i].k, c.p[i].kl, SEAM_KEYS[w],
+		    SEAM_LENS[w]) == 0, "key %zu should be number %zu", i, w);
+	}
+	collected_fini(&c);
+}
+
+STORE_TEST(node_records_and_tables_read_as_one_order)
+{
+	for (size_t i = 0; i < 7; i++)
+		put(SEAM_KEYS[i], SEAM_LENS[i], "v", 1);
+	expect_seam_scan(false, (const uint8_t *) "", 0, NULL, 0, 0, 0, 7);
+	expect_seam_scan(true, (const uint8_t *) "", 0, NULL, 0, 0, 6, 7);
+	/* Stopped at the last node record: the tables are not read. */
+	expect_seam_scan(false, (const uint8_t *) "", 0, NULL, 0, 3, 0, 3);
+	expect_seam_scan(false, (const uint8_t *) "", 0, NULL, 0, 2, 0, 2);
+	/* Backward, stopped at the first table key. */
+	expect_seam_scan(true, (const uint8_t *) "", 0, NULL, 0, 4, 6, 4);
+	/* Bounds on either side of the seam, and at it. */
+	expect_seam_scan(false, N1, 5, T2, 5, 0, 1, 3);
+	expect_seam_scan(true, N1, 5, T2, 5, 0, 3, 3);
+	expect_seam_scan(false, N2, 5, T1, 4, 0, 2, 1);
+	expect_seam_scan(false, T1, 4, NULL, 0, 0, 3, 4);
+	expect_seam_scan(true, N0, 3, T1, 4, 0, 2, 3);
+	expect_seam_scan(false, T2, 5, N2, 5, 0, 0, 0);
+	/* A range deletion across the seam. */
+	del_range((const uint8_t[]) { 0, 0, 0, 0, 'b' }, 5,
+	    (const uint8_t[]) { 0, 0, 0, 1, 'y' }, 5);
+	expect_value(N1, 5, "v", 1);
+	expect_missing(N2, 5);
+	expect_missing(T1, 4);
+	expect_missing(T2, 5);
+	expect_value(T3, 4, "v", 1);
+	collected c = { 0 };
+	cr_assert_eq(store_scan(S, (const uint8_t *) "", 0, NULL, 0, collect,
+	    &c), KV_OK);
+	cr_assert_eq(c.n, 4);
+	static const size_t left[] = { 0, 1, 5, 6 };
+	for (size_t i = 0; i < 4; i++)
+		cr_assert(bytecmp(c.p[i].k, c.p[i].kl, SEAM_KEYS[left[i]],
+		    SEAM_LENS[left[i]]) == 0, "key %zu", i);
+	collected_fini(&c);
+}
+
+/* A snapshot scan across the seam sees both sides as they were when it
+ * began, though its callback writes on the far side. */
+static bool
+seam_writer(void *arg, const uint8_t *k, size_t kl, const uint8_t *v,
+    size_t vl)
+{
+	collected *c = arg;
+	if (c->n == 0) {
+		del(T4, 1);
+		put(T2, 5, "new", 3);
+	}
+	return collect(arg, k, kl, v, vl);
+}
+
+STORE_TEST(snapshot_scan_across_the_seam)
+{
+	collected c = { 0 };
+
+	put(N1, 5, "old", 3);
+	put(T1, 4, "old", 3);
+	put(T4, 1, "old", 3);
+	cr_assert_eq(store_scan_snap(S, (const uint8_t *) "", 0, NULL, 0,
+	    seam_writer, &c), KV_OK);
+	cr_assert_eq(c.n, 3);
+	cr_assert(bytecmp(c.p[2].k, c.p[2].kl, T4, 1) == 0);
+	collected_fini(&c);
+	expect_missing(T4, 1);
+	expect_value(T2, 5, "new", 3);
+}
+
 /* ---- random model test ---- */
 
 /* xorshift64*: a PRNG of our own so that seeds mean the same everywhere. */
@@ -1080,6 +1183,73 @@ Test(store, rocks_reopen_keeps_data)
 	put("after", 5, "reopen", 6);
 	reopen_rocks();
 	expect_value("after", 5, "reopen", 6);
+}
+
+/*
+ * A store written before the node's records had a family of their own
+ * (everything in RocksDB's default family) opens with them moved over:
+ * every key reads as before, the default family keeps none below the
+ * seam, and the next open has nothing to move.
+ */
+Test(store, rocks_node_records_of_an_older_store_move_to_their_family)
+{
+	char *err = NULL;
+	/* The older layout, written with RocksDB itself. */
+	strcpy(dir, "/tmp/kv-store-test-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+	rocksdb_options_t *o = rocksdb_options_create();
+	rocksdb_options_set_create_if_missing(o, 1);
+	rocksdb_t *db = rocksdb_open(o, dir, &err);
+	cr_assert_null(err, "%s", err);
+	rocksdb_writeoptions_t *wo = rocksdb_writeoptions_create();
+	for (size_t i = 0; i < 7; i++) {
+		rocksdb_put(db, wo, (const char *) SEAM_KEYS[i], SEAM_LENS[i],
+		    "old", 3, &err);
+		cr_assert_null(err, "%s", err);
+	}
+	rocksdb_close(db);
+
+	reopen_rocks();
+	for (size_t i = 0; i < 7; i++)
+		expect_value(SEAM_KEYS[i], SEAM_LENS[i], "old", 3);
+	expect_seam_scan(false, (const uint8_t *) "", 0, NULL, 0, 0, 0, 7);
+	expect_seam_scan(true, (const uint8_t *) "", 0, NULL, 0, 0, 6, 7);
+	put(N1, 5, "new", 3);
+	reopen_rocks();
+	expect_value(N1, 5, "new", 3);
+	expect_value(N2, 5, "old", 3);
+	store_close(S);
+	S = NULL;
+
+	/* Where they are now: the node's three in "node", none in default. */
+	const char *names[] = { "default", "node" };
+	const rocksdb_options_t *cfo[] = { o, o };
+	rocksdb_column_family_handle_t *cf[2];
+	db = rocksdb_open_column_families(o, dir, 2, names, cfo, cf, &err);
+	cr_assert_null(err, "%s", err);
+	size_t count[2] = { 0, 0 };
+	for (int f = 0; f < 2; f++) {
+		rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
+		rocksdb_iterator_t *it = rocksdb_create_iterator_cf(db, ro,
+		    cf[f]);
+		for (rocksdb_iter_seek_to_first(it); rocksdb_iter_valid(it);
+		    rocksdb_iter_next(it)) {
+			size_t kl;
+			const uint8_t *k = (const uint8_t *) rocksdb_iter_key(it,
+			    &kl);
+			bool below = bytecmp(k, kl, T1, 4) < 0;
+			cr_assert_eq(below, f == 1, "a key in the wrong family");
+			count[f]++;
+		}
+		rocksdb_iter_destroy(it);
+		rocksdb_readoptions_destroy(ro);
+		rocksdb_column_family_handle_destroy(cf[f]);
+	}
+	rocksdb_close(db);
+	cr_assert_eq(count[1], 3);
+	cr_assert_eq(count[0], 4);
+	rocksdb_writeoptions_destroy(wo);
+	rocksdb_options_destroy(o);
 }
 
 /* A write left in the log buffer (store_write_buffered, no flush). */

@@ -340,9 +340,9 @@ add_item(api_ctx *c, json_t *j, const rpc_response *resp, const char *field)
  * Writes the item in resp to t as the member `field`, projected by proj
  * (NULL: whole); nothing when there is none. False on failure.
  */
-static bool
-write_item(api_ctx *c, jtext *t, const rpc_response *resp, const char *field,
-    const expr_projection *proj)
+bool
+ops_write_item(api_ctx *c, jtext *t, const rpc_response *resp,
+    const char *field, const expr_projection *proj)
 {
 	value shown;
 	int has = item_shown(c, resp, proj, &shown);
@@ -437,7 +437,7 @@ reply_write(api_ctx *c, const item_op *op, rpc_response *resp, reply *out)
 	jtext t;
 	jtext_init(&t);
 	jtext_lit(&t, "{");
-	if (!write_item(c, &t, resp, "Attributes", NULL)) {
+	if (!ops_write_item(c, &t, resp, "Attributes", NULL)) {
 		jtext_fini(&t);
 		errors_from_kv(out, KV_ENOMEM);
 		return;
@@ -536,7 +536,7 @@ ops_item_finish(api_ctx *c, item_req *ir, rpc_response *resp, reply *out)
 	jtext t;
 	jtext_init(&t);
 	jtext_lit(&t, "{");
-	if (!write_item(c, &t, resp, "Item", ir->x.proj)) {
+	if (!ops_write_item(c, &t, resp, "Item", ir->x.proj)) {
 		jtext_fini(&t);
 		errors_from_kv(out, KV_ENOMEM);
 	} else {

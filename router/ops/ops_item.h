@@ -7,6 +7,7 @@
 
 #include "api.h"
 #include "expr.h"
+#include "json.h"
 #include "request_expr.h"
 #include "wire.h"
 
@@ -95,6 +96,14 @@ bool ops_item_encode(api_ctx *c, const value *v, item_op *op, reply *out);
 size_t ops_index_units(api_ctx *c, const char *tname,
     const rpc_response *resp, const char **names, uint64_t *ihalf,
     bool *local);
+
+/*
+ * ops_write_item writes the item in resp to t as the member `field` of
+ * the object being written, projected by proj (NULL: whole); nothing when
+ * there is none. False when it cannot be decoded or memory ran out.
+ */
+bool ops_write_item(api_ctx *c, jtext *t, const rpc_response *resp,
+    const char *field, const expr_projection *proj);
 
 /*
  * ops_collection_metrics returns the ItemCollectionMetrics of op's write

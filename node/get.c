@@ -7,6 +7,7 @@
  * arithmetic: the read is admitted by, and charged to, the partition's
  * read bucket (throttle.h).
  */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,34 @@
 #include "node.h"
 #include "throttle.h"
 #include "txn.h"
+
+#define STAMP_TRIES 4
+
+/*
+ * The first read of TransactGetItems: the item with its stamp (*stamp),
+ * taken before the read and found unchanged after it; a write under way
+ * on its slot is waited out a few times, then reported as *busy.
+ */
+static kv_err
+read_stamped(node *n, const uint8_t *k, size_t kl, uint8_t **rec,
+    size_t *len, bool *found, uint64_t *stamp, bool *busy)
+{
+	kv_err rv = KV_OK;
+	for (int tries = 0; tries < STAMP_TRIES; tries++) {
+		if (!store_stamp_take(n->st, k, kl, stamp)) {
+			sched_yield();
+			continue;
+		}
+		rv = store_get(n->st, k, kl, rec, len, found);
+		if (rv != KV_OK || store_stamp_same(n->st, k, kl, *stamp))
+			return rv;
+		free(*rec);
+		*rec = NULL;
+		*found = false;
+	}
+	*busy = true;
+	return rv;
+}
 
 void
 get_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
@@ -30,13 +59,31 @@ get_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 	if (resp->code == KV_OK)
 		resp->code = throttle_admit(n, p, false, req->key,
 		    req->key_len, resp);
+	if (resp->code == KV_OK && req->txn == RPC_TXN_READ_CHECK) {
+		/*
+		 * TransactGetItems's second read: the item is not in a
+		 * transaction and nothing wrote it since the first read took
+		 * its stamp (else "locked": the router reads again). It pays
+		 * as the first did, for the size that read found.
+		 */
+		resp->locked = txn_locked(n, req->key, req->key_len) ||
+		    !store_stamp_same(n->st, req->key, req->key_len, req->ack);
+		throttle_charge(n, p, false, req->key, req->key_len,
+		    capacity_read_half_units((uint32_t) req->max_bytes, true));
+		pthread_rwlock_unlock(&n->parts.lock);
+		return;
+	}
 	if (resp->code == KV_OK) {
 		/* For TransactGetItems (only: a plain read does not pay
 		 * for the lock table): the item is in a transaction. */
 		if (req->txn != 0)
 			resp->locked = txn_locked(n, req->key, req->key_len);
-		resp->code = store_get(n->st, req->key, req->key_len, &rec,
-		    &len, &found);
+		if (req->txn != 0)
+			resp->code = read_stamped(n, req->key, req->key_len,
+			    &rec, &len, &found, &resp->seq, &resp->locked);
+		else
+			resp->code = store_get(n->st, req->key, req->key_len,
+			    &rec, &len, &found);
 		uint8_t *kept;
 		size_t kept_len;
 		if (resp->code == KV_OK && n->plant.kind == PLANT_STALE_READ &&

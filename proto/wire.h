@@ -265,9 +265,18 @@ typedef struct rpc_request {
 	/* RANGE: 0 reads the table's items; k + 1 the entries of its local
 	 * index k, with RPC_LOCAL_FETCH each with its whole item. */
 	uint32_t local;
-	uint64_t txn;           /* TXN_*: the transaction's id; GET: nonzero
-	                         * asks whether the item is locked */
+	uint64_t txn;           /* TXN_*: the transaction's id; GET: one of
+	                         * RPC_TXN_READ* below */
 } rpc_request;
+
+/*
+ * A GET's txn for TransactGetItems's reads. RPC_TXN_READ: is the item
+ * locked, and its write stamp (resp.seq, node/store/store.h).
+ * RPC_TXN_READ_CHECK: no item read; "locked" when it is locked or its
+ * stamp is no longer `ack`; charged for an item of max_bytes bytes.
+ */
+#define RPC_TXN_READ 1
+#define RPC_TXN_READ_CHECK 2
 
 #define RPC_LOCAL_FETCH 0x100
 
@@ -312,7 +321,8 @@ typedef struct rpc_response {
 	                        * EVENTS, HOT_KEYS: a JSON text each */
 	size_t *blob_lens;
 	size_t n_blobs;
-	uint64_t seq;          /* MOVE_DIRTY: this batch's number */
+	uint64_t seq;          /* MOVE_DIRTY: this batch's number; GET with
+	                        * RPC_TXN_READ: the item's write stamp */
 	/* A write to a table with local indexes: the size of the item's
 	 * collection after it (DynamoDB's ItemCollectionMetrics). */
 	bool has_coll;

@@ -6,8 +6,96 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 atomic_bool store_disk_failing;
+
+kv_err
+store_base_init(store *s, const store_ops *ops)
+{
+	struct timespec now;
+	s->ops = ops;
+	s->stamps = calloc(1, sizeof(*s->stamps));
+	if (s->stamps == NULL)
+		return KV_ENOMEM;
+	clock_gettime(CLOCK_REALTIME, &now);
+	atomic_store(&s->stamps->all_count, (uint64_t) now.tv_sec *
+	    1000000000u + (uint64_t) now.tv_nsec);
+	return KV_OK;
+}
+
+void
+store_base_fini(store *s)
+{
+	free(s->stamps);
+	s->stamps = NULL;
+}
+
+static size_t
+stamp_slot(const uint8_t *k, size_t kl)
+{
+	return (size_t) XXH3_64bits(k, kl) & (STORE_STAMP_SLOTS - 1);
+}
+
+bool
+store_stamp_take(store *s, const uint8_t *k, size_t kl, uint64_t *stamp)
+{
+	store_stamps *st = s->stamps;
+	size_t i = stamp_slot(k, kl);
+	if (st == NULL)
+		return false; /* no stamps: never the same */
+	if (atomic_load(&st->all_busy) != 0 || atomic_load(&st->busy[i]) != 0)
+		return false;
+	*stamp = atomic_load(&st->all_count) + atomic_load(&st->count[i]);
+	return true;
+}
+
+bool
+store_stamp_same(store *s, const uint8_t *k, size_t kl, uint64_t stamp)
+{
+	uint64_t now;
+	return store_stamp_take(s, k, kl, &now) && now == stamp;
+}
+
+/*
+ * Marks (end false) or releases (end true) the slots of b's keys around
+ * its write: busy before, counted on after, so that a reader that saw
+ * neither sees the write's keys unchanged.
+ */
+static void
+stamps_mark(store_stamps *st, const store_batch *b, bool end)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		const store_op *op = &b->ops[i];
+		_Atomic uint32_t *busy = &st->all_busy;
+		_Atomic uint64_t *count = &st->all_count;
+		if (op->kind != STORE_DELETE_RANGE) {
+			size_t k = stamp_slot(op->key, op->key_len);
+			busy = &st->busy[k];
+			count = &st->count[k];
+		}
+		if (!end) {
+			atomic_fetch_add(busy, 1);
+		} else {
+			atomic_fetch_add(count, 1);
+			atomic_fetch_sub(busy, 1);
+		}
+	}
+}
+
+kv_err
+store_apply(store *s, const store_batch *b)
+{
+	if (s->stamps != NULL)
+		stamps_mark(s->stamps, b, false);
+	kv_err rv = s->ops->write(s, b);
+	if (s->stamps != NULL)
+		stamps_mark(s->stamps, b, true);
+	return rv;
+}
 
 void
 store_batch_init(store_batch *b)
@@ -103,8 +191,18 @@ store_load_finish(store_load *l)
 		store_load_abort(l);
 		return KV_IO;
 	}
-	if (l->s->ops->load_finish != NULL)
-		return l->s->ops->load_finish(l);
+	if (l->s->ops->load_finish != NULL) {
+		/* Its keys are not listed: every key's stamp moves on. */
+		store_stamps *st = l->s->stamps;
+		if (st != NULL)
+			atomic_fetch_add(&st->all_busy, 1);
+		kv_err rv = l->s->ops->load_finish(l);
+		if (st != NULL) {
+			atomic_fetch_add(&st->all_count, 1);
+			atomic_fetch_sub(&st->all_busy, 1);
+		}
+		return rv;
+	}
 	kept_load *kp = (kept_load *) l;
 	kv_err rv = kp->b.n > 0 ? store_write(l->s, &kp->b) : KV_OK;
 	kept_free(kp);

@@ -114,9 +114,51 @@ typedef struct store_ops {
 	void (*load_abort)(store_load *l);
 } store_ops;
 
+/*
+ * Write stamps: how a reader learns, without reading again, that nothing
+ * wrote a key since it read it (TransactGetItems's second read, get.c).
+ * Every key has a slot (its hash over STORE_STAMP_SLOTS). A write marks
+ * the slot of each key it writes busy while its batch is applied, then
+ * moves the slot's count on; range deletions and sorted loads, whose
+ * keys are not listed, do the same to one slot shared by every key. A
+ * key's stamp is its slot's count plus the shared one, which starts at
+ * the clock when the store opens, so a stamp taken before a restart
+ * never matches one after. A stamp that is unchanged, with neither slot
+ * busy, means no write of the key began or ended in between; a write of
+ * another key of the slot only makes the reader try again.
+ */
+#define STORE_STAMP_SLOTS (1u << 16)
+
+typedef struct store_stamps {
+	_Atomic uint32_t busy[STORE_STAMP_SLOTS];
+	_Atomic uint64_t count[STORE_STAMP_SLOTS];
+	_Atomic uint32_t all_busy;
+	_Atomic uint64_t all_count;
+} store_stamps;
+
 struct store {
 	const store_ops *ops;
+	store_stamps *stamps; /* store_base_init's */
 };
+
+/*
+ * store_base_init sets up what every engine's store shares (its stamps);
+ * store_base_fini frees it. KV_OK or KV_ENOMEM.
+ */
+kv_err store_base_init(store *s, const store_ops *ops);
+void store_base_fini(store *s);
+
+/*
+ * store_stamp_take sets *stamp to key k's stamp; false while a write of
+ * its slot (or a range write) is being applied. store_stamp_same: whether
+ * k's stamp is still `stamp`, with no write of it under way.
+ */
+bool store_stamp_take(store *s, const uint8_t *k, size_t kl,
+    uint64_t *stamp);
+bool store_stamp_same(store *s, const uint8_t *k, size_t kl, uint64_t stamp);
+
+/* The engine's write of b, with the stamps of its keys kept (store.c). */
+kv_err store_apply(store *s, const store_batch *b);
 
 /*
  * store_open_rocks opens (creating if needed) a RocksDB store in dir,
@@ -156,7 +198,7 @@ store_write(store *s, const store_batch *b)
 {
 	if (atomic_load_explicit(&store_disk_failing, memory_order_relaxed))
 		return KV_IO;
-	kv_err rv = s->ops->write(s, b);
+	kv_err rv = store_apply(s, b);
 	return rv == KV_OK ? s->ops->flush(s) : rv;
 }
 
@@ -166,7 +208,7 @@ store_write_buffered(store *s, const store_batch *b)
 {
 	if (atomic_load_explicit(&store_disk_failing, memory_order_relaxed))
 		return KV_IO;
-	return s->ops->write(s, b);
+	return store_apply(s, b);
 }
 
 /*

@@ -261,6 +261,7 @@ mem_close(store *s)
 	erase_locked(m, 0, m->n);
 	free(m->e);
 	pthread_rwlock_destroy(&m->lock);
+	store_base_fini(&m->base);
 	free(m);
 }
 
@@ -288,7 +289,10 @@ store_open_mem(store **out)
 	mem *m = calloc(1, sizeof(*m));
 	if (m == NULL)
 		return KV_ENOMEM;
-	m->base.ops = &mem_ops;
+	if (store_base_init(&m->base, &mem_ops) != KV_OK) {
+		free(m);
+		return KV_ENOMEM;
+	}
 	pthread_rwlock_init(&m->lock, NULL);
 	*out = &m->base;
 	return KV_OK;

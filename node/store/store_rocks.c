@@ -384,6 +384,7 @@ rocks_close(store *s)
 		rocksdb_block_based_options_destroy(r->topts);
 	if (r->cache != NULL)
 		rocksdb_cache_destroy(r->cache);
+	store_base_fini(&r->base);
 	free(r->dir);
 	free(r);
 }
@@ -703,8 +704,9 @@ store_open_rocks(const char *dir, bool sync, uint32_t memory_mb,
 	char *err = NULL;
 	if (r == NULL)
 		return KV_ENOMEM;
-	r->base.ops = &rocks_ops;
-	if ((r->dir = strdup(dir)) == NULL) {
+	if (store_base_init(&r->base, &rocks_ops) != KV_OK ||
+	    (r->dir = strdup(dir)) == NULL) {
+		store_base_fini(&r->base);
 		free(r);
 		return KV_ENOMEM;
 	}

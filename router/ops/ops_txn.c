@@ -21,9 +21,10 @@
  * (RPC_TXN_TOKEN): claimed before prepare, marked committed after the
  * decision, freed when the transaction is cancelled.
  *
- * TransactGetItems reads its items twice (RPC_MULTI of GETs per node):
- * the answer stands when no item was in a prepared transaction and the
- * two reads agree, so it is a snapshot at a moment between them.
+ * TransactGetItems reads its items (RPC_MULTI of GETs per node), then
+ * asks every node whether any of them was written since: the answer
+ * stands when none was and none was in a prepared transaction, so it is
+ * a snapshot at a moment between the two rounds.
  *
  * Both are written as steps (tp_*, tg_*) that two drivers run: a
  * worker's, which blocks on its calls, and the router's event loop's
@@ -1000,9 +1001,13 @@ ops_txn_abort(ops_txn_async *s)
  * The reads as steps, which both drivers run (the worker's, ops_txn_get,
  * and the event loop's, ops_txn_get_start/next): every item is read by
  * node (RPC_MULTI, a node after another: reading them at once on threads
- * of their own was slower), twice; the answer stands when no item was in
- * a prepared transaction and the two reads agree, so it is a snapshot at
- * a moment between them. tg_read starts a read; tg_node names the node
+ * of their own was slower), then checked: the second read asks each
+ * node whether anything wrote its items since the first read took their
+ * write stamps (RPC_TXN_READ_CHECK; node/store/store.h), without
+ * reading them again. The answer stands when no item was in a prepared
+ * transaction at either read and none was written in between, so it is
+ * the items' state at any moment between the end of the first read and
+ * the start of the second; a write in between reads them all again. tg_read starts a read; tg_node names the node
  * to read next (false when the read is whole); tg_took takes a node's
  * outcome; tg_after judges a whole read: 1 for another read, 0 with
  * *out filled, -1 for a stale route (refresh it and begin again).
@@ -1051,13 +1056,6 @@ tg_took(tg *t, kv_err rv)
 	t->k++;
 }
 
-static bool
-same_answer(const rpc_response *x, const rpc_response *y)
-{
-	return x->found == y->found && x->item_len == y->item_len &&
-	    (x->item_len == 0 || memcmp(x->item, y->item, x->item_len) == 0);
-}
-
 /* The Responses of agreeing reads, written as text (the hot path). */
 static void
 answer_get(api_ctx *c, const tg *t, reply *out)
@@ -1069,7 +1067,7 @@ answer_get(api_ctx *c, const tg *t, reply *out)
 	jtext_init(&j);
 	jtext_lit(&j, "{\"Responses\":[");
 	for (size_t i = 0; i < t->n; i++) {
-		const rpc_response *g = &t->xs[i].got;
+		const rpc_response *g = &t->first[i]; /* the items read */
 		if (i > 0)
 			jtext_lit(&j, ",");
 		jtext_lit(&j, "{");
@@ -1120,13 +1118,24 @@ tg_after(api_ctx *c, tg *t, reply *out)
 			reply_canceled(c, xs, t->n, out);
 			return 0;
 		}
+		/* The second read checks each item's stamp, and pays as
+		 * the first did. */
+		for (size_t i = 0; i < t->n; i++) {
+			rpc_request *q = &xs[i].ir.op.req;
+			q->txn = RPC_TXN_READ_CHECK;
+			q->ack = t->first[i].seq;
+			q->max_bytes = t->first[i].found ?
+			    t->first[i].old_size : 0;
+		}
 		t->step = TG_SECOND;
 		return 1;
 	}
 	bool agree = true;
 	for (size_t i = 0; i < t->n; i++) {
-		if (xs[i].got.code != KV_OK || xs[i].got.locked ||
-		    !same_answer(&t->first[i], &xs[i].got)) {
+		rpc_request *q = &xs[i].ir.op.req;
+		q->txn = RPC_TXN_READ; /* for a read again */
+		q->ack = q->max_bytes = 0;
+		if (xs[i].got.code != KV_OK || xs[i].got.locked) {
 			agree = false;
 			xs[i].got.code = xs[i].got.code != KV_OK ?
 			    xs[i].got.code : KV_TXN_CONFLICT;
@@ -1177,7 +1186,7 @@ read_gets(api_ctx *c, json_t *body, tg *t, reply *out)
 		if (!ops_item_prepare(c, ITEM_GET, get, &t->xs[i].ir, out))
 			return false;
 		t->xs[i].ir.op.req.consistent = true;
-		t->xs[i].ir.op.req.txn = 1; /* a transaction's read: locked? */
+		t->xs[i].ir.op.req.txn = RPC_TXN_READ;
 	}
 	t->n = n;
 	return true;

@@ -762,6 +762,54 @@ STORE_TEST(snapshot_scan_across_the_seam)
 	expect_value(T2, 5, "new", 3);
 }
 
+/* ---- write stamps ---- */
+
+/*
+ * A key's stamp holds while nothing writes it and moves on with every
+ * write of it, with any range deletion, with a sorted load of it (in
+ * RocksDB, whose loads list no keys, with any load), and across a
+ * reopen; a write of a key in another slot leaves it (the slots are
+ * 65,536: the test finds a key in another one by trying).
+ */
+STORE_TEST(write_stamps_move_with_writes_of_the_key)
+{
+	uint64_t st, st2;
+	cr_assert(store_stamp_take(S, (const uint8_t *) "k", 1, &st));
+	cr_assert(store_stamp_same(S, (const uint8_t *) "k", 1, st));
+	put("k", 1, "v", 1);
+	cr_assert(!store_stamp_same(S, (const uint8_t *) "k", 1, st));
+	cr_assert(store_stamp_take(S, (const uint8_t *) "k", 1, &st));
+	/* Another key: many of them, of which most are in other slots. */
+	size_t same = 0;
+	for (int i = 0; i < 64; i++) {
+		char k[16];
+		int kl = snprintf(k, sizeof(k), "other%d", i);
+		put(k, (size_t) kl, "v", 1);
+		same += store_stamp_same(S, (const uint8_t *) "k", 1, st);
+		cr_assert(store_stamp_take(S, (const uint8_t *) "k", 1, &st));
+	}
+	cr_assert_geq(same, 60, "writes of other keys moved the stamp %zu "
+	    "times in 64", 64 - same);
+	del("k", 1);
+	cr_assert(!store_stamp_same(S, (const uint8_t *) "k", 1, st));
+	cr_assert(store_stamp_take(S, (const uint8_t *) "k", 1, &st));
+	del_range("x", 1, "y", 1);
+	cr_assert(!store_stamp_same(S, (const uint8_t *) "k", 1, st));
+	cr_assert(store_stamp_take(S, (const uint8_t *) "z", 1, &st));
+	store_load *l;
+	cr_assert_eq(store_load_open(S, &l), KV_OK);
+	cr_assert_eq(store_load_put(l, (const uint8_t *) "z", 1,
+	    (const uint8_t *) "v", 1), KV_OK);
+	cr_assert_eq(store_load_finish(l), KV_OK);
+	cr_assert(!store_stamp_same(S, (const uint8_t *) "z", 1, st));
+	if (e == ENGINE_ROCKS) {
+		cr_assert(store_stamp_take(S, (const uint8_t *) "k", 1, &st));
+		reopen_rocks();
+		cr_assert(store_stamp_take(S, (const uint8_t *) "k", 1, &st2));
+		cr_assert_neq(st, st2, "a stamp outlived a reopen");
+	}
+}
+
 /* ---- random model test ---- */
 
 /* xorshift64*: a PRNG of our own so that seeds mean the same everywhere. */

@@ -63,13 +63,11 @@ get_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 		/*
 		 * TransactGetItems's second read: the item is not in a
 		 * transaction and nothing wrote it since the first read took
-		 * its stamp (else "locked": the router reads again). It pays
-		 * as the first did, for the size that read found.
+		 * its stamp (else "locked": the router reads again). The
+		 * first read paid for both.
 		 */
 		resp->locked = txn_locked(n, req->key, req->key_len) ||
 		    !store_stamp_same(n->st, req->key, req->key_len, req->ack);
-		throttle_charge(n, p, false, req->key, req->key_len,
-		    capacity_read_half_units((uint32_t) req->max_bytes, true));
 		pthread_rwlock_unlock(&n->parts.lock);
 		return;
 	}
@@ -94,10 +92,12 @@ get_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 			len = kept_len;
 			found = kept != NULL;
 		}
-		/* A missing item costs the minimum, as DynamoDB charges. */
+		/* A missing item costs the minimum, as DynamoDB charges; a
+		 * transaction's read twice a strongly consistent one (its
+		 * check, RPC_TXN_READ_CHECK, then pays nothing). */
 		if (resp->code == KV_OK)
 			throttle_charge(n, p, false, req->key, req->key_len,
-			    capacity_read_half_units(
+			    (req->txn != 0 ? 2 : 1) * capacity_read_half_units(
 			    found && len >= RECORD_HEADER ? record_size(rec) :
 			    0, req->consistent));
 	}

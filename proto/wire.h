@@ -271,9 +271,10 @@ typedef struct rpc_request {
 
 /*
  * A GET's txn for TransactGetItems's reads. RPC_TXN_READ: is the item
- * locked, and its write stamp (resp.seq, node/store/store.h).
- * RPC_TXN_READ_CHECK: no item read; "locked" when it is locked or its
- * stamp is no longer `ack`; charged for an item of max_bytes bytes.
+ * locked, and its write stamp (resp.seq, node/store/store.h); charged
+ * twice a strongly consistent read. RPC_TXN_READ_CHECK: no item read,
+ * nothing charged; "locked" when it is locked or its stamp is no longer
+ * `ack`.
  */
 #define RPC_TXN_READ 1
 #define RPC_TXN_READ_CHECK 2

@@ -1004,10 +1004,14 @@ ops_txn_abort(ops_txn_async *s)
  * of their own was slower), then checked: the second read asks each
  * node whether anything wrote its items since the first read took their
  * write stamps (RPC_TXN_READ_CHECK; node/store/store.h), without
- * reading them again. The answer stands when no item was in a prepared
- * transaction at either read and none was written in between, so it is
- * the items' state at any moment between the end of the first read and
- * the start of the second; a write in between reads them all again. tg_read starts a read; tg_node names the node
+ * reading them again. Each node checks the stamps of its first-round
+ * reads again at the end of them (multi.c), so the node read last needs
+ * no second round, and a single node none at all: its items held from
+ * their reads to the end of its answer, which is the moment the answer
+ * stands for, since the other nodes' items, read before it, are checked
+ * after it. The answer stands when no item was in a prepared
+ * transaction at either check and none was written in between; a write
+ * in between reads them all again. tg_read starts a read; tg_node names the node
  * to read next (false when the read is whole); tg_took takes a node's
  * outcome; tg_after judges a whole read: 1 for another read, 0 with
  * *out filled, -1 for a stale route (refresh it and begin again).
@@ -1033,6 +1037,9 @@ static void
 tg_read(tg *t)
 {
 	t->np = participants(t->xs, t->n, t->nodes);
+	/* The node read last has checked its items itself (multi.c). */
+	if (t->step == TG_SECOND && t->np > 0)
+		t->np--;
 	t->k = 0;
 	t->fail = KV_OK;
 	for (size_t i = 0; i < t->n; i++)
@@ -1118,14 +1125,15 @@ tg_after(api_ctx *c, tg *t, reply *out)
 			reply_canceled(c, xs, t->n, out);
 			return 0;
 		}
-		/* The second read checks each item's stamp, and pays as
-		 * the first did. */
+		if (t->np == 1) {
+			/* One node: it checked its reads itself. */
+			answer_get(c, t, out);
+			return 0;
+		}
+		/* The second read checks each item's stamp. */
 		for (size_t i = 0; i < t->n; i++) {
-			rpc_request *q = &xs[i].ir.op.req;
-			q->txn = RPC_TXN_READ_CHECK;
-			q->ack = t->first[i].seq;
-			q->max_bytes = t->first[i].found ?
-			    t->first[i].old_size : 0;
+			xs[i].ir.op.req.txn = RPC_TXN_READ_CHECK;
+			xs[i].ir.op.req.ack = t->first[i].seq;
 		}
 		t->step = TG_SECOND;
 		return 1;
@@ -1134,7 +1142,7 @@ tg_after(api_ctx *c, tg *t, reply *out)
 	for (size_t i = 0; i < t->n; i++) {
 		rpc_request *q = &xs[i].ir.op.req;
 		q->txn = RPC_TXN_READ; /* for a read again */
-		q->ack = q->max_bytes = 0;
+		q->ack = 0;
 		if (xs[i].got.code != KV_OK || xs[i].got.locked) {
 			agree = false;
 			xs[i].got.code = xs[i].got.code != KV_OK ?

@@ -192,6 +192,25 @@ def test_checks_and_returned_items(ddb, unique):
     assert got["ConsumedCapacity"][0]["CapacityUnits"] == 6.0
 
 
+def test_reads_of_one_collection(ddb, unique):
+    """Items of one collection live on one node, which checks its own
+    reads, so the answer comes after one round: the items as written,
+    a missing one empty, the costs of a transactional read."""
+    t = "txr_" + unique
+    make_table(ddb, t)
+    for sk in ("1", "2", "3"):
+        ddb.put_item(TableName=t, Item={"PK": S("c"), "SK": S(sk),
+                                        "v": N(int(sk) * 10)})
+    got = ddb.transact_get_items(TransactItems=[
+        {"Get": {"TableName": t, "Key": {"PK": S("c"), "SK": S(sk)}}}
+        for sk in ("3", "1", "9", "2")], ReturnConsumedCapacity="TOTAL")
+    assert got["Responses"] == [
+        {"Item": {"PK": S("c"), "SK": S("3"), "v": N(30)}},
+        {"Item": {"PK": S("c"), "SK": S("1"), "v": N(10)}}, {},
+        {"Item": {"PK": S("c"), "SK": S("2"), "v": N(20)}}]
+    assert got["ConsumedCapacity"][0]["CapacityUnits"] == 8.0
+
+
 def test_idempotent_token(cluster, ddb, unique):
     t = "txi_" + unique
     make_table(ddb, t)

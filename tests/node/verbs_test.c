@@ -1117,3 +1117,92 @@ Test(verbs, multi_serves_each_sub_request_in_order)
 	itm_fini(&a);
 	itm_fini(&b);
 }
+
+/* Packs reqs[0..n) into a MULTI, serves it, and unpacks the answers. */
+static void
+multi_call(const rpc_request *reqs, size_t n, rpc_response *one)
+{
+	uint8_t *bufs[8];
+	size_t lens[8];
+	const uint8_t *subs[8];
+
+	cr_assert_leq(n, 8);
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_eq(wire_pack_request(&reqs[i], &bufs[i], &lens[i]),
+		    KV_OK);
+		subs[i] = bufs[i];
+	}
+	rpc_request m = { .op = RPC_MULTI, .subs = subs, .sub_lens = lens,
+		.n_subs = n };
+	rpc_response r = call(&m);
+	cr_assert_eq(r.code, KV_OK);
+	cr_assert_eq(r.n_subs, n);
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_eq(wire_unpack_response(r.subs[i], r.sub_lens[i], &A,
+		    &one[i]), KV_OK);
+		free(bufs[i]);
+	}
+}
+
+/*
+ * TransactGetItems's reads (GET with RPC_TXN_READ) answer each item's
+ * write stamp, and a MULTI checks them again once all are read: an item
+ * written after its read, before the MULTI ends, answers "locked". The
+ * second round's check (RPC_TXN_READ_CHECK) reads nothing and answers
+ * "locked" once the item was written since its stamp.
+ */
+Test(verbs, transaction_reads_check_their_stamps)
+{
+	itm a, b, a2;
+
+	cr_assert_eq(assign(&T), KV_OK);
+	make_itm(&a, &T, "alpha", "one");
+	make_itm(&b, &T, "beta", "two");
+	make_itm(&a2, &T, "alpha", "changed");
+	put(&a, RPC_RETURN_NONE);
+	put(&b, RPC_RETURN_NONE);
+
+	rpc_request rd[3] = {
+		item_req(RPC_GET, &a, epoch_of(&a), RPC_RETURN_NONE),
+		item_req(RPC_GET, &b, epoch_of(&b), RPC_RETURN_NONE),
+	};
+	rd[0].txn = rd[1].txn = RPC_TXN_READ;
+	rpc_response one[3];
+	multi_call(rd, 2, one);
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(one[i].code, KV_OK);
+		cr_assert(one[i].found);
+		cr_assert(!one[i].locked, "read %d unchanged", i);
+	}
+	uint64_t sa = one[0].seq, sb = one[1].seq;
+
+	/* Nothing written: the check holds, and reads nothing. */
+	rpc_request ck[2] = { rd[0], rd[1] };
+	ck[0].txn = ck[1].txn = RPC_TXN_READ_CHECK;
+	ck[0].ack = sa;
+	ck[1].ack = sb;
+	multi_call(ck, 2, one);
+	cr_assert(!one[0].locked && !one[1].locked);
+	cr_assert(!one[0].found && one[0].item_len == 0);
+
+	/* a written since: its check fails, b's holds. */
+	put(&a2, RPC_RETURN_NONE);
+	multi_call(ck, 2, one);
+	cr_assert(one[0].locked, "a was written since its stamp");
+	cr_assert(!one[1].locked);
+
+	/* a written inside the MULTI, after its read: the recheck at the
+	 * end sees it. */
+	rpc_request mixed[3] = {
+		rd[0],
+		item_req(RPC_PUT, &a, epoch_of(&a), RPC_RETURN_NONE),
+		rd[1],
+	};
+	multi_call(mixed, 3, one);
+	cr_assert_eq(one[0].code, KV_OK);
+	cr_assert(one[0].locked, "a changed before the MULTI's end");
+	cr_assert(!one[2].locked);
+	itm_fini(&a);
+	itm_fini(&b);
+	itm_fini(&a2);
+}

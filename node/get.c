@@ -74,14 +74,14 @@ get_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 	if (resp->code == KV_OK) {
 		/* For TransactGetItems (only: a plain read does not pay
 		 * for the lock table): the item is in a transaction. */
-		if (req->txn != 0)
+		if (req->txn != 0) {
 			resp->locked = txn_locked(n, req->key, req->key_len);
-		if (req->txn != 0)
 			resp->code = read_stamped(n, req->key, req->key_len,
 			    &rec, &len, &found, &resp->seq, &resp->locked);
-		else
+		} else {
 			resp->code = store_get(n->st, req->key, req->key_len,
 			    &rec, &len, &found);
+		}
 		uint8_t *kept;
 		size_t kept_len;
 		if (resp->code == KV_OK && n->plant.kind == PLANT_STALE_READ &&

@@ -44,9 +44,9 @@ bool
 store_stamp_take(store *s, const uint8_t *k, size_t kl, uint64_t *stamp)
 {
 	store_stamps *st = s->stamps;
-	size_t i = stamp_slot(k, kl);
 	if (st == NULL)
 		return false; /* no stamps: never the same */
+	size_t i = stamp_slot(k, kl);
 	if (atomic_load(&st->all_busy) != 0 || atomic_load(&st->busy[i]) != 0)
 		return false;
 	*stamp = atomic_load(&st->all_count) + atomic_load(&st->count[i]);
@@ -61,27 +61,32 @@ store_stamp_same(store *s, const uint8_t *k, size_t kl, uint64_t stamp)
 }
 
 /*
- * Marks (end false) or releases (end true) the slots of b's keys around
- * its write: busy before, counted on after, so that a reader that saw
- * neither sees the write's keys unchanged.
+ * Marks (end false) or releases (end true) one slot around a write: busy
+ * before, counted on after, so that a reader that saw neither sees the
+ * write's keys unchanged.
  */
+static void
+slot_mark(_Atomic uint32_t *busy, _Atomic uint64_t *count, bool end)
+{
+	if (!end) {
+		atomic_fetch_add(busy, 1);
+	} else {
+		atomic_fetch_add(count, 1);
+		atomic_fetch_sub(busy, 1);
+	}
+}
+
+/* slot_mark for the slots of b's keys (a range: the shared slot). */
 static void
 stamps_mark(store_stamps *st, const store_batch *b, bool end)
 {
 	for (size_t i = 0; i < b->n; i++) {
 		const store_op *op = &b->ops[i];
-		_Atomic uint32_t *busy = &st->all_busy;
-		_Atomic uint64_t *count = &st->all_count;
-		if (op->kind != STORE_DELETE_RANGE) {
-			size_t k = stamp_slot(op->key, op->key_len);
-			busy = &st->busy[k];
-			count = &st->count[k];
-		}
-		if (!end) {
-			atomic_fetch_add(busy, 1);
+		if (op->kind == STORE_DELETE_RANGE) {
+			slot_mark(&st->all_busy, &st->all_count, end);
 		} else {
-			atomic_fetch_add(count, 1);
-			atomic_fetch_sub(busy, 1);
+			size_t k = stamp_slot(op->key, op->key_len);
+			slot_mark(&st->busy[k], &st->count[k], end);
 		}
 	}
 }
@@ -195,12 +200,10 @@ store_load_finish(store_load *l)
 		/* Its keys are not listed: every key's stamp moves on. */
 		store_stamps *st = l->s->stamps;
 		if (st != NULL)
-			atomic_fetch_add(&st->all_busy, 1);
+			slot_mark(&st->all_busy, &st->all_count, false);
 		kv_err rv = l->s->ops->load_finish(l);
-		if (st != NULL) {
-			atomic_fetch_add(&st->all_count, 1);
-			atomic_fetch_sub(&st->all_busy, 1);
-		}
+		if (st != NULL)
+			slot_mark(&st->all_busy, &st->all_count, true);
 		return rv;
 	}
 	kept_load *kp = (kept_load *) l;

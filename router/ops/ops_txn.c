@@ -1011,10 +1011,10 @@ ops_txn_abort(ops_txn_async *s)
  * stands for, since the other nodes' items, read before it, are checked
  * after it. The answer stands when no item was in a prepared
  * transaction at either check and none was written in between; a write
- * in between reads them all again. tg_read starts a read; tg_node names the node
- * to read next (false when the read is whole); tg_took takes a node's
- * outcome; tg_after judges a whole read: 1 for another read, 0 with
- * *out filled, -1 for a stale route (refresh it and begin again).
+ * in between reads them all again. tg_read starts a read; tg_node names
+ * the node to read next (false when the read is whole); tg_took takes a
+ * node's outcome; tg_after judges a whole read: 1 for another read, 0
+ * with *out filled, -1 for a stale route (refresh it and begin again).
  */
 typedef enum tg_step {
 	TG_FIRST,

@@ -69,7 +69,8 @@ txn_find_locked(txn_state *s, uint64_t id)
 
 kv_err
 txn_add_locked(txn_state *s, uint64_t id, uint32_t keeper,
-    uint8_t *const *recs, const size_t *vls, size_t n)
+    uint8_t *const *recs, const size_t *vls, const txn_seen *seen,
+    size_t n)
 {
 	ptxn *t = calloc(1, sizeof(*t));
 	lockent **ents = calloc(n > 0 ? n : 1, sizeof(*ents));
@@ -86,6 +87,16 @@ txn_add_locked(txn_state *s, uint64_t id, uint32_t keeper,
 		ents[i]->key = v + TXN_HEAD;
 		ents[i]->kl = bytes_get_le32(v + 9);
 		ents[i]->t = t;
+		if (seen != NULL && seen[i].valid) {
+			uint8_t *old = NULL;
+			if (seen[i].old != NULL && (old = malloc(seen[i].ol)) ==
+			    NULL)
+				goto fail;
+			if (old != NULL)
+				memcpy(old, seen[i].old, seen[i].ol);
+			ents[i]->seen = seen[i];
+			ents[i]->seen.old = old;
+		}
 	}
 	*t = (ptxn) { .id = id, .keeper = keeper, .since_us = txn_now_us(),
 		.ents = ents, .n = n, .next = s->txns };
@@ -99,8 +110,10 @@ txn_add_locked(txn_state *s, uint64_t id, uint32_t keeper,
 	return KV_OK;
 fail:
 	for (size_t i = 0; ents != NULL && i < n; i++) {
-		if (ents[i] != NULL)
+		if (ents[i] != NULL) {
 			free(ents[i]->rec);
+			free((uint8_t *) ents[i]->seen.old);
+		}
 		free(ents[i]);
 	}
 	free(ents);
@@ -119,6 +132,7 @@ txn_drop_locked(txn_state *s, ptxn *t)
 		if (*pp != NULL)
 			*pp = t->ents[i]->next;
 		free(t->ents[i]->rec);
+		free((uint8_t *) t->ents[i]->seen.old);
 		free(t->ents[i]);
 	}
 	atomic_fetch_sub(&s->n_locked, t->n);
@@ -154,7 +168,7 @@ static void
 loaded_flush(txn_state *s, loaded *l)
 {
 	if (l->n > 0 && txn_add_locked(s, l->id, l->keeper, l->recs, l->vls,
-	    l->n) != KV_OK)
+	    NULL, l->n) != KV_OK)
 		l->failed = true;
 	loaded_reset(l);
 }

@@ -37,6 +37,7 @@ typedef struct act {
 	size_t rec_len;
 	int kind;
 	value *old_v, *new_v; /* the item before and after (in the arena) */
+	txn_seen seen; /* the item as read, for the commit (txn_int.h) */
 } act;
 
 static int
@@ -114,6 +115,8 @@ check_one(node *n, const catalog *view, act *x, arena *a)
 	    x->req.key_len, out)) != KV_OK)
 		return;
 	x->admitted = true;
+	x->seen.valid = store_stamp_take(n->st, x->req.key, x->req.key_len,
+	    &x->seen.item_stamp);
 	if ((out->code = store_get(n->st, x->req.key, x->req.key_len, &old,
 	    &ol, &found)) != KV_OK)
 		return;
@@ -131,6 +134,8 @@ check_one(node *n, const catalog *view, act *x, arena *a)
 		}
 		old_v = &old_item;
 		out->old_size = record_size(keep);
+		x->seen.old = keep;
+		x->seen.ol = ol;
 	}
 	if (x->cond != NULL && !expr_eval_condition(x->cond, old_v)) {
 		out->code = KV_COND_FAILED;
@@ -392,9 +397,15 @@ txn_prepare_serve(node *n, const rpc_request *req, arena *a,
 	if (ok && resp->code == KV_OK)
 		resp->code = store_write(n->st, &b);
 	if (ok && resp->code == KV_OK) {
+		txn_seen *seen = arena_alloc(a, nx * sizeof(*seen));
+		for (size_t i = 0; seen != NULL && i < nx; i++) {
+			seen[i] = xs[i].seen;
+			seen[i].valid = seen[i].valid && store_stamp_take(n->st,
+			    recs[i], TXN_KEY_LEN, &seen[i].rec_stamp);
+		}
 		pthread_mutex_lock(&s->mu);
 		resp->code = txn_add_locked(s, req->txn, req->node, recs, vls,
-		    nx);
+		    seen, nx);
 		pthread_mutex_unlock(&s->mu);
 		if (resp->code != KV_OK) {
 			/* Recorded but not locked: take the records back. */

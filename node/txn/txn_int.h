@@ -41,16 +41,34 @@ enum { TXN_PUT = 1, TXN_DELETE = 2, TXN_CHECK = 3 };
 typedef struct ptxn ptxn;
 
 /*
+ * What prepare saw of an action, for its commit to reuse instead of
+ * reading the store again: the item's stored record (old, ol; NULL when
+ * there was none) with its write stamp taken before that read, and the
+ * prepared record's stamp taken after it was written. A commit that
+ * finds both stamps unchanged (store.h) knows that the item is still
+ * what prepare read and that its prepared record is still there (no
+ * other finish wrote it); any other answer, a restart's among them,
+ * sends it to the store. valid is false when a stamp could not be taken.
+ */
+typedef struct txn_seen {
+	bool valid;
+	uint64_t item_stamp, rec_stamp;
+	const uint8_t *old;
+	size_t ol;
+} txn_seen;
+
+/*
  * A locked item, with its action's prepared record as the store holds it
  * (so that a finish reads it here instead of scanning the store): rec is
  * the record's key (TXN_KEY_LEN bytes) then its rl bytes of value; key
- * points into the value.
+ * points into the value. seen: what prepare read (its old owned here).
  */
 typedef struct lockent {
 	uint8_t *rec; /* owned */
 	size_t rl;
 	const uint8_t *key;
 	size_t kl;
+	txn_seen seen;
 	ptxn *t;
 	struct lockent *next; /* in its bucket */
 } lockent;
@@ -102,11 +120,13 @@ txn_key(uint64_t id, uint16_t seq, uint8_t buf[TXN_KEY_LEN])
  * txn_add_locked records transaction id (keeper: its decision keeper) as
  * prepared here with the actions whose prepared records are recs[0..n)
  * (each its key, TXN_KEY_LEN bytes, then vls[i] bytes of value, as
- * checked by txn_record_ok), locking their items. Needs mu. KV_OK or
+ * checked by txn_record_ok), locking their items; seen[i] (copied), when
+ * seen is not NULL, is what prepare read of action i. Needs mu. KV_OK or
  * KV_ENOMEM (nothing added).
  */
 kv_err txn_add_locked(txn_state *s, uint64_t id, uint32_t keeper,
-    uint8_t *const *recs, const size_t *vls, size_t n);
+    uint8_t *const *recs, const size_t *vls, const txn_seen *seen,
+    size_t n);
 
 /* Whether a prepared record's key and value are well formed. */
 static inline bool

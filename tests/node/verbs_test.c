@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bytes.h"
+#include "txn.h"
 #include "verbs_fixture.h"
 
 TestSuite(verbs, .init = setup, .fini = teardown);
@@ -1205,4 +1207,86 @@ Test(verbs, transaction_reads_check_their_stamps)
 	itm_fini(&a);
 	itm_fini(&b);
 	itm_fini(&a2);
+}
+
+/*
+ * Prepares act as transaction id on this node, runs between (when not
+ * NULL), and commits.
+ */
+static void
+prepare_and_commit(uint64_t id, const rpc_request *act, void (*between)(void))
+{
+	uint8_t *buf;
+	size_t len;
+	const uint8_t *subs[1];
+	rpc_response one;
+
+	cr_assert_eq(wire_pack_request(act, &buf, &len), KV_OK);
+	subs[0] = buf;
+	rpc_request prep = { .op = RPC_TXN_PREPARE, .txn = id, .node = 0,
+		.subs = subs, .sub_lens = &len, .n_subs = 1 };
+	rpc_response r = call(&prep);
+	cr_assert_eq(r.code, KV_OK, "%s", kv_err_name(r.code));
+	cr_assert_eq(r.n_subs, 1);
+	cr_assert_eq(wire_unpack_response(r.subs[0], r.sub_lens[0], &A, &one),
+	    KV_OK);
+	cr_assert_eq(one.code, KV_OK, "%s", kv_err_name(one.code));
+	free(buf);
+	if (between != NULL)
+		between();
+	rpc_request fin = { .op = RPC_TXN_FINISH, .txn = id,
+		.limit = RPC_TXN_COMMIT };
+	r = call(&fin);
+	cr_assert_eq(r.code, KV_OK, "%s", kv_err_name(r.code));
+}
+
+static itm hidden;
+
+/* Writes `hidden` straight into the store, past the transaction's lock. */
+static void
+write_past_the_lock(void)
+{
+	uint8_t *rec = malloc(RECORD_HEADER + hidden.enc_len);
+	store_batch b;
+
+	cr_assert_not_null(rec);
+	bytes_put_le32(rec, (uint32_t) hidden.size);
+	memcpy(rec + RECORD_HEADER, hidden.enc, hidden.enc_len);
+	store_batch_init(&b);
+	cr_assert_eq(store_batch_add(&b, STORE_PUT, hidden.key,
+	    hidden.key_len, rec, RECORD_HEADER + hidden.enc_len), KV_OK);
+	cr_assert_eq(store_write(N->st, &b), KV_OK);
+	store_batch_fini(&b);
+	free(rec);
+}
+
+/*
+ * A commit reuses the item prepare read only while its write stamp says
+ * nothing wrote it since (node/txn/txn_int.h): a delete prepared over a
+ * missing item, with the item written in between past the lock (nothing
+ * in the node does that; the store is written directly), deletes what is
+ * there at commit.
+ */
+Test(verbs, a_commit_reads_again_an_item_written_since_prepare)
+{
+	itm a;
+
+	cr_assert_eq(assign(&T), KV_OK);
+	cr_assert_eq(txn_open(N), KV_OK);
+	make_itm(&a, &T, "alpha", "one");
+	make_itm(&hidden, &T, "alpha", "written past the lock");
+
+	/* Nothing in between: the delete of an item that is there. */
+	put(&a, RPC_RETURN_NONE);
+	rpc_request d = item_req(RPC_DELETE, &a, epoch_of(&a),
+	    RPC_RETURN_NONE);
+	prepare_and_commit(41, &d, NULL);
+	expect_no_item(&a);
+
+	/* Missing at prepare, written before the commit. */
+	prepare_and_commit(42, &d, write_past_the_lock);
+	expect_no_item(&a);
+	txn_close(N);
+	itm_fini(&a);
+	itm_fini(&hidden);
 }

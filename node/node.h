@@ -169,6 +169,30 @@ kv_err write_commit(node *n, part *p, const struct table *t,
     uint32_t old_size, const value *new_v, const uint8_t *rec,
     size_t rec_len, arena *a, store_batch *b);
 
+/* One item's change, as write_commit takes it. */
+typedef struct write_change {
+	part *p;
+	const struct table *t;
+	const uint8_t *key;
+	size_t key_len;
+	const value *old_v;
+	uint32_t old_size;
+	const value *new_v;
+	const uint8_t *rec;
+	size_t rec_len;
+} write_change;
+
+/*
+ * write_commits is write_commit for the changes cs[0..nc) at once, in
+ * one batch with what b holds (each change's partition mutex held): a
+ * transaction's keeper commits its share with its decision. Two changes
+ * in one item collection of a table with local indexes would each read
+ * the collection's size as the store has it: the caller keeps them
+ * apart.
+ */
+kv_err write_commits(node *n, const write_change *cs, size_t nc, arena *a,
+    store_batch *b);
+
 /* A verb's server: fills resp (strings and bytes in a). */
 typedef void (*verb_fn)(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);

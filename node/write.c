@@ -95,42 +95,111 @@ write_run_takes(const write_run *r, const rpc_request *req)
 	    memcmp(req->key, r->key, r->key_len) == 0;
 }
 
+/* Adds the write of rec (NULL: the deletion of key) to b. */
+static kv_err
+item_op_add(store_batch *b, const uint8_t *key, size_t key_len,
+    const uint8_t *rec, size_t rec_len)
+{
+	return rec != NULL ?
+	    store_batch_add(b, STORE_PUT, key, key_len, rec, rec_len) :
+	    store_batch_add(b, STORE_DELETE, key, key_len, NULL, 0);
+}
+
 /*
- * Writes rec (NULL: deletes key) and, once it is applied, sets p's live
- * counters; the stored records get them at a clean stop (part.h). b
- * holds what must go in the same batch (index records: index.h), or
- * nothing; the caller finishes it.
+ * Once a batch that wrote rec (NULL: deleted key) is applied: sets p's
+ * live counters (the stored records get them at a clean stop, part.h)
+ * and its size index, and notes for a move under way the item and the
+ * keys of its table that b's operations [from, to) changed with it
+ * (local index entries, its collection's size), not the outbox's.
+ */
+static void
+item_applied(part *p, const store_batch *b, size_t from, size_t to,
+    const uint8_t *key, size_t key_len, const uint8_t *rec,
+    uint64_t items, uint64_t bytes)
+{
+	for (size_t i = from; i < to; i++)
+		if (b->ops[i].key_len > KEYENC_PREFIX &&
+		    keyenc_key_table(b->ops[i].key) == p->table_id)
+			move_note(p, b->ops[i].key, b->ops[i].key_len);
+	p->items = items;
+	p->bytes = bytes;
+	if (rec != NULL)
+		size_index_set(&p->sizes, key, key_len, record_size(rec));
+	else
+		size_index_remove(&p->sizes, key, key_len);
+}
+
+/*
+ * Writes rec (NULL: deletes key) and, once it is applied, sets p's
+ * counters to items and bytes (item_applied). b holds what must go in
+ * the same batch (index records: index.h), or nothing; the caller
+ * finishes it.
  */
 static kv_err
 write_item(node *n, part *p, const uint8_t *key, size_t key_len,
     const uint8_t *rec, size_t rec_len, uint64_t items, uint64_t bytes,
     store_batch *b)
 {
-	kv_err rv;
-
-	if (rec != NULL)
-		rv = store_batch_add(b, STORE_PUT, key, key_len, rec, rec_len);
-	else
-		rv = store_batch_add(b, STORE_DELETE, key, key_len, NULL, 0);
+	kv_err rv = item_op_add(b, key, key_len, rec, rec_len);
 	/* Durable before the reply leaves: server.c flushes. */
 	if (rv == KV_OK)
 		rv = store_write_buffered(n->st, b);
-	if (rv == KV_OK) {
-		/* A move under way sends them: the item, and the keys of
-		 * its table the batch changed with it (local index entries,
-		 * its collection's size), not the outbox's. */
-		for (size_t i = 0; i < b->n; i++)
-			if (b->ops[i].key_len > KEYENC_PREFIX &&
-			    keyenc_key_table(b->ops[i].key) == p->table_id)
-				move_note(p, b->ops[i].key,
-				    b->ops[i].key_len);
-		p->items = items;
-		p->bytes = bytes;
-		if (rec != NULL)
-			size_index_set(&p->sizes, key, key_len,
-			    record_size(rec));
-		else
-			size_index_remove(&p->sizes, key, key_len);
+	if (rv == KV_OK)
+		item_applied(p, b, 0, b->n, key, key_len, rec, items, bytes);
+	return rv;
+}
+
+kv_err
+write_commits(node *n, const write_change *cs, size_t nc, arena *a,
+    store_batch *b)
+{
+	kv_err rv = KV_OK;
+	bool indexed = false;
+	size_t *ends = arena_alloc(a, (nc + 1) * sizeof(*ends));
+	if (ends == NULL)
+		return KV_ENOMEM;
+	for (size_t i = 0; i < nc; i++)
+		indexed |= cs[i].t != NULL;
+	if (indexed)
+		index_order_lock(n);
+	for (size_t i = 0; rv == KV_OK && i < nc; i++) {
+		const write_change *c = &cs[i];
+		uint64_t coll;
+		if (c->t != NULL) {
+			rv = index_outbox(n, c->t, c->p->epoch, c->old_v,
+			    c->new_v, a, b, NULL, NULL);
+			if (rv == KV_OK && table_has_local(c->t))
+				rv = index_local_write(n, c->t, c->old_v,
+				    c->new_v, a, b, NULL, NULL, &coll);
+			/* A transaction's write was checked when it was
+			 * prepared: it is not refused now (the collection's
+			 * limit included). */
+			if (rv == KV_COLL_FULL)
+				rv = KV_OK;
+		}
+		if (rv == KV_OK)
+			rv = item_op_add(b, c->key, c->key_len, c->rec,
+			    c->rec_len);
+		ends[i] = b->n;
+	}
+	/* Durable before the reply leaves: server.c flushes. */
+	if (rv == KV_OK)
+		rv = store_write_buffered(n->st, b);
+	for (size_t i = 0; rv == KV_OK && i < nc; i++) {
+		const write_change *c = &cs[i];
+		uint64_t size = c->new_v != NULL ? item_size(c->new_v) : 0;
+		uint64_t items = c->p->items + (c->old_v == NULL ? 1 : 0) -
+		    (c->new_v == NULL ? 1 : 0);
+		item_applied(c->p, b, i == 0 ? 0 : ends[i - 1], ends[i],
+		    c->key, c->key_len, c->rec, items,
+		    c->p->bytes + size - c->old_size);
+	}
+	if (indexed) {
+		index_order_unlock(n);
+		if (rv == KV_OK) {
+			index_count(n, b, 1);
+			index_kick(n);
+		}
 	}
 	return rv;
 }
@@ -141,37 +210,10 @@ write_commit(node *n, part *p, const table *t, const uint8_t *key,
     const value *new_v, const uint8_t *rec, size_t rec_len, arena *a,
     store_batch *b)
 {
-	kv_err rv = KV_OK;
-	uint64_t coll;
-	uint32_t size = new_v != NULL ? (uint32_t) item_size(new_v) : 0;
-	uint64_t items = p->items + (old_v == NULL ? 1 : 0) -
-	    (new_v == NULL ? 1 : 0);
-	if (old_v == NULL && new_v == NULL)
-		items = p->items;
-	uint64_t bytes = p->bytes + size - old_size;
-	if (t != NULL) {
-		index_order_lock(n);
-		rv = index_outbox(n, t, p->epoch, old_v, new_v, a, b, NULL,
-		    NULL);
-		if (rv == KV_OK && table_has_local(t))
-			rv = index_local_write(n, t, old_v, new_v, a, b, NULL,
-			    NULL, &coll);
-		/* A transaction's write was checked when it was prepared:
-		 * it is not refused now (the collection's limit included). */
-		if (rv == KV_COLL_FULL)
-			rv = KV_OK;
-	}
-	if (rv == KV_OK)
-		rv = write_item(n, p, key, key_len, rec, rec_len, items, bytes,
-		    b);
-	if (t != NULL) {
-		index_order_unlock(n);
-		if (rv == KV_OK) {
-			index_count(n, b, 1);
-			index_kick(n);
-		}
-	}
-	return rv;
+	write_change c = { .p = p, .t = t, .key = key, .key_len = key_len,
+		.old_v = old_v, .old_size = old_size, .new_v = new_v,
+		.rec = rec, .rec_len = rec_len };
+	return write_commits(n, &c, 1, a, b);
 }
 
 /*

@@ -200,32 +200,49 @@ check_one(node *n, const catalog *view, act *x, arena *a)
 }
 
 /*
- * The keeper's one action, when the others prepared: the outcome COMMIT
- * and the item's write go in one batch (with its index records; t: its
- * table when it has indexes), under keep_mu, so there is nothing to
- * prepare here: if the process dies before the batch is in the log,
- * neither is there and the others abort; after, both are. A RESOLVE
- * that came first (ABORT recorded) leaves the item alone. The outcome in
- * *outcome.
+ * The keeper's actions, when the others prepared: the outcome COMMIT
+ * and the writes of all its actions (with their index records; its[i]:
+ * action i's table when it has indexes) go in one batch, under keep_mu
+ * and the partitions' mutexes (held since the checks), so there is
+ * nothing to prepare or lock here: if the process dies before the batch
+ * is in the log, neither is there and the others abort; after, both
+ * are. A RESOLVE that came first (ABORT recorded) leaves the items
+ * alone. The outcome in *outcome.
  */
 static kv_err
-commit_alone(node *n, uint64_t txn, const act *x, const table *t,
-    arena *a, uint32_t *outcome)
+commit_now(node *n, uint64_t txn, const act *xs, size_t nx,
+    const table *const *its, arena *a, uint32_t *outcome)
 {
 	txn_state *s = n->txn;
 	store_batch b;
+	size_t nc = 0;
+	write_change *cs = arena_alloc(a, (nx + 1) * sizeof(*cs));
+	if (cs == NULL)
+		return KV_ENOMEM;
 	store_batch_init(&b);
 	pthread_mutex_lock(&s->keep_mu);
 	kv_err rv = txn_decide_add(n, txn, RPC_TXN_COMMIT, a, &b, outcome);
 	bool now = rv == KV_OK && b.n > 0 && *outcome == RPC_TXN_COMMIT;
-	if (now && x->kind == TXN_CHECK)
-		rv = store_write(n->st, &b);
-	else if (now && (x->old_v != NULL || x->new_v != NULL))
-		rv = write_commit(n, x->p, t, x->req.key, x->req.key_len,
-		    x->old_v, x->out.old_size, x->new_v, x->rec, x->rec_len, a,
-		    &b);
+	for (size_t i = 0; now && i < nx; i++) {
+		const act *x = &xs[i];
+		if (x->kind == TXN_CHECK ||
+		    (x->old_v == NULL && x->new_v == NULL))
+			continue; /* a check, or deleting a missing item */
+		if (plant_fire(&n->plant, PLANT_TXN_HALF)) {
+			fprintf(stderr, "kv-node %u: PLANTED FAULT: a "
+			    "committed action dropped\n", n->index);
+			continue;
+		}
+		cs[nc++] = (write_change) { .p = x->p, .t = its[i],
+			.key = x->req.key, .key_len = x->req.key_len,
+			.old_v = x->old_v, .old_size = x->out.old_size,
+			.new_v = x->new_v, .rec = x->rec,
+			.rec_len = x->rec_len };
+	}
+	if (now && nc > 0)
+		rv = write_commits(n, cs, nc, a, &b);
 	else if (now)
-		rv = store_write(n->st, &b); /* deleting a missing item */
+		rv = store_write(n->st, &b); /* the outcome alone */
 	pthread_mutex_unlock(&s->keep_mu);
 	store_batch_fini(&b);
 	return rv;
@@ -354,11 +371,17 @@ txn_prepare_serve(node *n, const rpc_request *req, arena *a,
 	store_batch_init(&b);
 	/* The view before the map's lock, as writes take them. */
 	const catalog *view = index_view_lock(n);
-	/* The keeper's only action commits at once (commit_alone) when the
-	 * view knows its table's indexes. */
-	const table *it = NULL;
-	bool alone = req->limit == RPC_TXN_COMMIT && nx == 1 &&
-	    index_view_known(n, xs[0].req.table_id, &it);
+	/*
+	 * The keeper's actions commit at once (commit_now) when the view
+	 * knows their tables' indexes, unless there are several and one is
+	 * of a table with local indexes (write_commits): those are prepared
+	 * and then committed one by one, as the others' are.
+	 */
+	const table **its = arena_alloc(a, (nx + 1) * sizeof(*its));
+	bool now = its != NULL && req->limit == RPC_TXN_COMMIT;
+	for (size_t i = 0; now && i < nx; i++)
+		now = index_view_known(n, xs[i].req.table_id, &its[i]) &&
+		    (nx == 1 || its[i] == NULL || !table_has_local(its[i]));
 	uint32_t outcome = 0;
 	pthread_rwlock_rdlock(&n->parts.lock);
 	resp->code = KV_OK;
@@ -382,8 +405,8 @@ txn_prepare_serve(node *n, const rpc_request *req, arena *a,
 		check_one(n, view, &xs[i], a);
 		ok = ok && xs[i].out.code == KV_OK;
 	}
-	if (ok && alone) {
-		resp->code = commit_alone(n, req->txn, &xs[0], it, a,
+	if (ok && now) {
+		resp->code = commit_now(n, req->txn, xs, nx, its, a,
 		    &outcome);
 		ok = false; /* nothing prepared to record or lock */
 	}
@@ -437,9 +460,11 @@ unlock_map:
 	if (resp->code == KV_OK)
 		answer(xs, nx, a, resp);
 	/*
-	 * The keeper, last (every other participant prepared): the outcome
-	 * is decided here and now, and this node's share committed, which
-	 * saves the coordinator two calls; all of one node, one call.
+	 * The keeper, last (every other participant prepared), with actions
+	 * commit_now could not write at once (several, one of a table with
+	 * local indexes): they are prepared, then the outcome is decided here
+	 * and now and this node's share committed, which saves the
+	 * coordinator two calls; all of one node, one call.
 	 */
 	if (resp->code == KV_OK && ok && req->limit == RPC_TXN_COMMIT) {
 		resp->code = txn_decide(n, req->txn, RPC_TXN_COMMIT, &outcome);

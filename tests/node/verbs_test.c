@@ -1290,3 +1290,80 @@ Test(verbs, a_commit_reads_again_an_item_written_since_prepare)
 	itm_fini(&a);
 	itm_fini(&hidden);
 }
+
+/*
+ * The keeper's share (PREPARE with RPC_TXN_COMMIT) is written at once,
+ * with its outcome, in one batch (prepare.c's commit_now): overwrites,
+ * a new item, a delete in its partition, the delete of a missing
+ * item, over several partitions; the counters agree with the items, no
+ * item is left locked, and the same PREPARE again writes nothing.
+ */
+Test(verbs, a_keepers_share_commits_with_its_outcome)
+{
+	enum { NI = 6 };
+	itm old[NI], now[NI];
+	rpc_request acts[NI];
+	uint8_t *bufs[NI];
+	size_t lens[NI];
+	const uint8_t *subs[NI];
+	uint64_t total = 0;
+
+	cr_assert_eq(assign(&T), KV_OK);
+	cr_assert_eq(txn_open(N), KV_OK);
+	for (int i = 0; i < NI; i++) {
+		char pk[16];
+		snprintf(pk, sizeof(pk), "k%d", i);
+		make_itm(&old[i], &T, pk, "before");
+		make_itm(&now[i], &T, pk, i % 2 == 0 ? "after, longer" : NULL);
+		/* The new item in the partition of the one deleted. */
+		for (int j = 0; i == 4 && now[4].part != now[3].part; j++) {
+			itm_fini(&old[4]);
+			itm_fini(&now[4]);
+			snprintf(pk, sizeof(pk), "new%d", j);
+			make_itm(&old[4], &T, pk, "before");
+			make_itm(&now[4], &T, pk, "after, longer");
+		}
+		/* k0..k3 there before; k4 new; k5 missing, deleted. */
+		if (i < 4) {
+			put(&old[i], RPC_RETURN_NONE);
+			total += old[i].size;
+		}
+		acts[i] = item_req(i == 3 || i == 5 ? RPC_DELETE : RPC_PUT,
+		    &now[i], epoch_of(&now[i]), RPC_RETURN_NONE);
+		cr_assert_eq(wire_pack_request(&acts[i], &bufs[i], &lens[i]),
+		    KV_OK);
+		subs[i] = bufs[i];
+	}
+	for (int i = 0; i < NI; i++)
+		total += (i == 3 || i == 5 ? 0 : now[i].size) -
+		    (i < 4 ? old[i].size : 0);
+
+	rpc_request prep = { .op = RPC_TXN_PREPARE, .txn = 77, .node = 0,
+		.limit = RPC_TXN_COMMIT, .subs = subs, .sub_lens = lens,
+		.n_subs = NI };
+	for (int round = 0; round < 2; round++) {
+		rpc_response r = call(&prep);
+		cr_assert_eq(r.code, KV_OK, "%s", kv_err_name(r.code));
+		cr_assert_eq(r.seq, RPC_TXN_COMMIT, "round %d", round);
+		for (int i = 0; i < NI; i++) {
+			if (i == 3 || i == 5)
+				expect_no_item(&now[i]);
+			else
+				expect_item(&now[i], &now[i]);
+		}
+		totals s = stats(T.id);
+		cr_assert_eq(s.items, 4, "round %d", round);
+		cr_assert_eq(s.bytes, total, "round %d", round);
+		cr_assert_eq(stored_keys(T.id), 4);
+		expect_records_match_map();
+	}
+	/* Nothing is left locked: a plain write goes through. */
+	for (int i = 0; i < NI; i++)
+		cr_assert_eq(put(&old[i], RPC_RETURN_NONE).code, KV_OK);
+	txn_close(N);
+	for (int i = 0; i < NI; i++) {
+		free(bufs[i]);
+		itm_fini(&old[i]);
+		itm_fini(&now[i]);
+	}
+}

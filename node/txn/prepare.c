@@ -239,6 +239,15 @@ commit_now(node *n, uint64_t txn, const act *xs, size_t nx,
 			.new_v = x->new_v, .rec = x->rec,
 			.rec_len = x->rec_len };
 	}
+	/*
+	 * write_commits leaves the batch's log record to the next flush:
+	 * whoever learns the outcome learns it from an answer, and every
+	 * answer (the request server's, a peer's: cluster.c) is sent after
+	 * a flush of the whole log, so no participant commits on an
+	 * outcome a crash could still take back. (A keeper's own
+	 * participants would ask it without an answer, but it has none:
+	 * its actions are all here.)
+	 */
 	if (now && nc > 0)
 		rv = write_commits(n, cs, nc, a, &b);
 	else if (now)

@@ -121,6 +121,34 @@ part_holds_key(const part *p, const uint8_t *key, size_t kl)
 	    p->kto, p->kto_len) < 0);
 }
 
+static int
+by_address(const void *x, const void *y)
+{
+	uintptr_t a = (uintptr_t) *(part *const *) x;
+	uintptr_t b = (uintptr_t) *(part *const *) y;
+	return a < b ? -1 : a > b;
+}
+
+void
+part_lock_set(part **ps, size_t *n)
+{
+	size_t k = 0;
+	qsort(ps, *n, sizeof(*ps), by_address);
+	for (size_t i = 0; i < *n; i++)
+		if (ps[i] != NULL && (k == 0 || ps[k - 1] != ps[i]))
+			ps[k++] = ps[i];
+	*n = k;
+	for (size_t i = 0; i < k; i++)
+		pthread_mutex_lock(&ps[i]->mu);
+}
+
+void
+part_unlock_set(part **ps, size_t n)
+{
+	for (size_t i = n; i > 0; i--)
+		pthread_mutex_unlock(&ps[i - 1]->mu);
+}
+
 part *
 part_member_locked(part_map *m, part *p, const uint8_t *key, size_t kl)
 {

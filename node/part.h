@@ -202,6 +202,15 @@ void part_bounds(const part *p, uint8_t *lo, size_t *lol, uint8_t *hi,
 bool part_holds_key(const part *p, const uint8_t *key, size_t kl);
 
 /*
+ * part_lock_set locks the mutexes of ps[0..*n) in address order (so that
+ * two threads locking sets never wait on each other), once each: ps is
+ * sorted, its duplicates and NULLs dropped, *n the partitions left.
+ * part_unlock_set unlocks what part_lock_set locked.
+ */
+void part_lock_set(part **ps, size_t *n);
+void part_unlock_set(part **ps, size_t n);
+
+/*
  * part_member_locked returns the partition of p's keyed group (p itself
  * when it is not keyed) that holds key, or NULL. Needs m->lock.
  */

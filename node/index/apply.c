@@ -74,14 +74,6 @@ seen_slot(seen_entry *t, size_t cap, const rec *r)
 	return &t[i];
 }
 
-static int
-by_address(const void *x, const void *y)
-{
-	uintptr_t a = (uintptr_t) *(part *const *) x;
-	uintptr_t b = (uintptr_t) *(part *const *) y;
-	return a < b ? -1 : a > b;
-}
-
 void
 index_apply_serve(node *n, const rpc_request *req, arena *a,
     rpc_response *resp)
@@ -143,9 +135,7 @@ index_apply_serve(node *n, const rpc_request *req, arena *a,
 	 * each other), so that no other write to their entries comes
 	 * between a record's version check and its write.
 	 */
-	qsort(locked, nl, sizeof(*locked), by_address);
-	for (size_t k = 0; k < nl; k++)
-		pthread_mutex_lock(&locked[k]->mu);
+	part_lock_set(locked, &nl);
 	for (size_t i = 0; i < nr && resp->code == KV_OK; i++) {
 		const rec *r = &rs[i];
 		seen_entry *e = seen_slot(seen, cap, r);
@@ -222,8 +212,7 @@ index_apply_serve(node *n, const rpc_request *req, arena *a,
 		ps[i]->items += (uint64_t) d_items[i];
 		ps[i]->bytes += (uint64_t) d_bytes[i];
 	}
-	for (size_t k = 0; k < nl; k++)
-		pthread_mutex_unlock(&locked[k]->mu);
+	part_unlock_set(locked, nl);
 	for (size_t i = 0; i < nr && resp->code == KV_OK; i++) {
 		if (!applied[i])
 			continue;

@@ -40,14 +40,6 @@ typedef struct act {
 	txn_seen seen; /* the item as read, for the commit (txn_int.h) */
 } act;
 
-static int
-by_address(const void *x, const void *y)
-{
-	uintptr_t a = (uintptr_t) *(part *const *) x;
-	uintptr_t b = (uintptr_t) *(part *const *) y;
-	return a < b ? -1 : a > b;
-}
-
 static write_fn
 fn_of(rpc_op op)
 {
@@ -398,17 +390,12 @@ txn_prepare_serve(node *n, const rpc_request *req, arena *a,
 		resp->code = part_map_check_key_locked(&n->parts,
 		    xs[i].req.table_id, xs[i].req.part, xs[i].req.epoch,
 		    xs[i].req.key, xs[i].req.key_len, &xs[i].p);
-		bool seen = false;
-		for (size_t k = 0; resp->code == KV_OK && k < np && !seen; k++)
-			seen = ps[k] == xs[i].p;
-		if (resp->code == KV_OK && !seen)
+		if (resp->code == KV_OK)
 			ps[np++] = xs[i].p;
 	}
 	if (resp->code != KV_OK)
 		goto unlock_map; /* a stale route: nothing prepared */
-	qsort(ps, np, sizeof(*ps), by_address);
-	for (size_t k = 0; k < np; k++)
-		pthread_mutex_lock(&ps[k]->mu);
+	part_lock_set(ps, &np);
 	ok = true;
 	for (size_t i = 0; i < nx; i++) {
 		check_one(n, view, &xs[i], a);
@@ -451,8 +438,7 @@ txn_prepare_serve(node *n, const rpc_request *req, arena *a,
 				(void) store_write(n->st, &b);
 		}
 	}
-	for (size_t k = np; k > 0; k--)
-		pthread_mutex_unlock(&ps[k - 1]->mu);
+	part_unlock_set(ps, np);
 	/* Twice the write units: prepare and commit (DynamoDB). */
 	for (size_t i = 0; i < nx; i++)
 		if (xs[i].admitted)

@@ -4,10 +4,11 @@
  *
  * All or nothing on this node: the actions' partitions are locked (their
  * mutexes, in address order) while every action is checked, and the
- * prepared records of all of them go in one durable batch. If the
- * process dies before that batch is in the log, nothing was prepared
- * here (the coordinator gets no answer and aborts); after, the records
- * are read back at start and their transaction is resolved.
+ * prepared records of all of them go in one batch, which reaches the log
+ * with the flush before the answer (server.c). If the process dies
+ * before, nothing was prepared here (the coordinator gets no answer and
+ * aborts; an item locked meanwhile only turned a writer away); after,
+ * the records are read back at start and their transaction is resolved.
  *
  * Each action answers in its own sub-response: KV_OK, KV_COND_FAILED
  * (with the item when asked), KV_TXN_CONFLICT (locked by another
@@ -413,8 +414,9 @@ txn_prepare_serve(node *n, const rpc_request *req, arena *a,
 	for (size_t i = 0; ok && i < nx && resp->code == KV_OK; i++)
 		resp->code = add_record(req, &xs[i], (uint16_t) i, a, &b,
 		    &recs[i], &vls[i]);
+	/* In the log with the answer's flush (server.c), as a write's. */
 	if (ok && resp->code == KV_OK)
-		resp->code = store_write(n->st, &b);
+		resp->code = store_write_buffered(n->st, &b);
 	if (ok && resp->code == KV_OK) {
 		txn_seen *seen = arena_alloc(a, nx * sizeof(*seen));
 		for (size_t i = 0; seen != NULL && i < nx; i++) {

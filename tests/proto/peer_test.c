@@ -6,7 +6,8 @@
  * and body; a type without a handler is KV_PROTO; a node never added or
  * not listening is KV_UNAVAILABLE after the connect grace, not the whole
  * timeout; a slow handler is KV_TIMEDOUT; concurrent calls each get their
- * own answer; closing is clean (run it under LeakSanitizer too).
+ * own answer; a dialer that stopped is replaced; closing is clean (run
+ * it under LeakSanitizer too).
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -224,6 +225,36 @@ Test(peer, node_never_added_is_unavailable_at_once)
 		    KV_UNAVAILABLE, "node %u", nodes[i]);
 		cr_assert_lt(tu_mono_ms() - t0, 100, "node %u", nodes[i]);
 	}
+	arena_fini(&a);
+}
+
+/*
+ * A dialer that stopped dialing (planted: closed under the seam) is
+ * replaced once calls have found no connection for PEER_REDIAL_MS, and
+ * calls go through again. Without the redial none ever would.
+ */
+Test(peer, a_dialer_that_stopped_is_replaced)
+{
+	arena a;
+	peer_reply r;
+	arena_init(&a);
+	cr_assert_eq(call(0, 1, T_ECHO, "before", 5000, &a, &r), KV_OK);
+	peer_plant_dead_dialer(P[0], 1);
+	int64_t t0 = tu_mono_ms();
+	kv_err rv = KV_OK;
+	/* The closed dialer's connection goes away soon (a call sent on
+	 * it as it goes times out). */
+	while (rv != KV_UNAVAILABLE && tu_mono_ms() - t0 < 5000)
+		rv = call(0, 1, T_ECHO, "x", 1000, &a, &r);
+	cr_assert_eq(rv, KV_UNAVAILABLE, "%s", kv_err_name(rv));
+	int64_t down = tu_mono_ms();
+	while (rv != KV_OK && tu_mono_ms() - down < 4 * PEER_REDIAL_MS)
+		rv = call(0, 1, T_ECHO, "after", 1000, &a, &r);
+	cr_assert_eq(rv, KV_OK, "no connection %lld ms after the dialer "
+	    "stopped", (long long) (tu_mono_ms() - down));
+	expect_body(&r, "after");
+	cr_assert_geq(tu_mono_ms() - down, PEER_REDIAL_MS - 500,
+	    "came back before any redial: the plant did not hold");
 	arena_fini(&a);
 }
 

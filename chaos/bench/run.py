@@ -327,15 +327,8 @@ def start_build(args):
     """--vs-build DIR: a cluster of another build of this project (its
     build folder), started as ours is, so that a change is measured side
     by side with the code before it (target "build")."""
-    saved = os.environ.get("KV_BUILD")
-    os.environ["KV_BUILD"] = os.path.abspath(args.vs_build)
-    try:  # Cluster takes its binaries' paths from KV_BUILD
-        return start_cluster(args, LIFTED, "build")
-    finally:
-        if saved is None:
-            del os.environ["KV_BUILD"]
-        else:
-            os.environ["KV_BUILD"] = saved
+    return start_cluster(args, LIFTED, "build",
+                         build=os.path.abspath(args.vs_build))
 
 
 def start_peers(args, with_url=True):
@@ -358,8 +351,8 @@ def start_null(args):
     return "http://127.0.0.1:%d" % port
 
 
-def start_cluster(args, settings, name):
-    c = Cluster(settings=settings)
+def start_cluster(args, settings, name, build=None):
+    c = Cluster(settings=settings, build=build)
     args.clusters.append(c)
     c.start()
     return Target(name, c.endpoint, [p.p.pid for p in c.procs()])

@@ -242,7 +242,7 @@ class Cluster:
 
     def __init__(self, nodes=NODES, partitions=PARTITIONS, settings=(),
                  routers=1, host="127.0.0.1", tcp_nodes=False, standby=(),
-                 router_args=()):
+                 router_args=(), build=None):
         """settings: more cluster-file lines, such as "partition-wcu 50"
         (the ceilings default to DynamoDB's). routers: how many routers
         share the HTTP port (SO_REUSEPORT); self.router is the first.
@@ -254,9 +254,11 @@ class Cluster:
         standby: indices of nodes written `standby` in the cluster file
         and not started by start() (start_node starts one; kv-admin node
         add gives it partitions). router_args: more arguments for every
-        kv-router (["--auth", FILE])."""
+        kv-router (["--auth", FILE]). build: the build folder whose
+        binaries run (default $KV_BUILD, else build/)."""
         self.external = bool(os.environ.get("KV_ENDPOINT"))
-        self.build = os.environ.get("KV_BUILD") or os.path.join(REPO, "build")
+        self.build = build or os.environ.get("KV_BUILD") or os.path.join(
+            REPO, "build")
         self.n_nodes = nodes
         self.standby = set(standby)
         self.partitions = partitions

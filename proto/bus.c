@@ -5,6 +5,8 @@
 #include "clock.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "rpc.h"
@@ -75,6 +77,95 @@ bus_dial(nng_socket s, const char *url, atomic_int *id)
 	rv = nng_dialer_start(d, NNG_FLAG_NONBLOCK);
 	return rv == 0 ? KV_OK : bus_err(rv) == KV_ENOMEM ? KV_ENOMEM :
 	    KV_EINVAL;
+}
+
+kv_err
+bus_dialer_start(bus_dialer *d, nng_socket s, const char *url)
+{
+	d->sock = s;
+	if ((d->url = strdup(url)) == NULL)
+		return KV_ENOMEM;
+	pthread_mutex_init(&d->mu, NULL);
+	kv_err e = bus_dial(s, url, &d->id);
+	if (e != KV_OK)
+		bus_dialer_fini(d);
+	return e;
+}
+
+void
+bus_dialer_fini(bus_dialer *d)
+{
+	if (d->url == NULL)
+		return;
+	free(d->url);
+	d->url = NULL;
+	pthread_mutex_destroy(&d->mu);
+}
+
+bool
+bus_dialer_owns(bus_dialer *d, nng_pipe p)
+{
+	int id = nng_dialer_id(nng_pipe_dialer(p));
+	return id > 0 && (id == atomic_load(&d->id) ||
+	    id == atomic_load(&d->old_id));
+}
+
+void
+bus_dialer_pipe(bus_dialer *d, nng_pipe_ev ev)
+{
+	if (ev == NNG_PIPE_EV_ADD_PRE)
+		atomic_fetch_add(&d->pipes, 1);
+	else if (ev == NNG_PIPE_EV_REM_POST)
+		atomic_fetch_sub(&d->pipes, 1);
+}
+
+bool
+bus_dialer_up(bus_dialer *d)
+{
+	if (atomic_load(&d->pipes) <= 0)
+		return false;
+	if (atomic_load(&d->down_since) != 0)
+		atomic_store(&d->down_since, 0);
+	return true;
+}
+
+/* Closes d's current dialer, which then no longer dials. */
+static void
+dialer_close(bus_dialer *d)
+{
+	nng_dialer dl = { .id = (uint32_t) atomic_load(&d->id) };
+	nng_dialer_close(dl);
+}
+
+void
+bus_dialer_missed(bus_dialer *d)
+{
+	int64_t now = bus_mono_ms();
+	int64_t since = atomic_load(&d->down_since);
+	if (d->url == NULL)
+		return;
+	if (since == 0) {
+		atomic_compare_exchange_strong(&d->down_since, &since, now);
+		return;
+	}
+	if (now - since < BUS_REDIAL_MS || pthread_mutex_trylock(&d->mu) != 0)
+		return;
+	if (atomic_load(&d->pipes) <= 0 &&
+	    atomic_load(&d->down_since) == since) {
+		atomic_store(&d->old_id, atomic_load(&d->id));
+		dialer_close(d);
+		if (bus_dial(d->sock, d->url, &d->id) != KV_OK)
+			fprintf(stderr, "kv: cannot dial %s again\n", d->url);
+		atomic_store(&d->down_since, now);
+	}
+	pthread_mutex_unlock(&d->mu);
+}
+
+void
+bus_dialer_plant_dead(bus_dialer *d)
+{
+	if (d->url != NULL)
+		dialer_close(d);
 }
 
 int64_t

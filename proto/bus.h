@@ -13,6 +13,7 @@
 #ifndef KV_BUS_H
 #define KV_BUS_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -58,6 +59,72 @@ kv_err bus_listen(nng_socket s, const char *url, const char *what);
  * or KV_ENOMEM.
  */
 kv_err bus_dial(nng_socket s, const char *url, atomic_int *id);
+
+/*
+ * A dialer that is replaced when it stays without a connection. nng
+ * 1.5.2 once left a node's dialer without a connection to another node
+ * for over 20 s while that node was up (it had restarted twice within a
+ * few seconds; nng's bug #1518, a connection broken during its
+ * handshake, is the likely cause). So every dialer that the cluster's
+ * processes keep (the node-to-node seam, the surveys, the catalog feed)
+ * is one of these: its owner counts its connections from its socket's
+ * pipe callbacks (bus_dialer_pipe) and, whenever it finds none while it
+ * wants one, calls bus_dialer_missed. Once connections have been missed
+ * for BUS_REDIAL_MS (six of nng's redials at their longest interval),
+ * the dialer is closed and a fresh one started; a peer that is really
+ * down only gets a fresh dialer every few seconds.
+ *
+ * Locking rule: the socket and the URL are written by bus_dialer_start,
+ * before the dialer is shared, and only read afterwards; the ids, the
+ * connection count and down_since are atomics; a replacement happens
+ * under mu (a caller that finds it taken leaves it to the one that
+ * holds it).
+ */
+#define BUS_REDIAL_MS 3000
+
+typedef struct bus_dialer {
+	nng_socket sock;
+	char *url;
+	atomic_int id;      /* nng's id of the current dialer */
+	atomic_int old_id;  /* of the one it replaced (its pipes may close
+	                     * after the replacement) */
+	atomic_int pipes;   /* open connections */
+	/* When a connection was first missed since one was last found
+	 * (bus_mono_ms; 0: none missed). */
+	_Atomic int64_t down_since;
+	pthread_mutex_t mu;
+} bus_dialer;
+
+/*
+ * bus_dialer_start starts d (zeroed: the pipe callbacks of other dialers
+ * of s may already look at it) dialing url from s (bus_dial). The
+ * socket's pipe callbacks must be set before, and must call
+ * bus_dialer_pipe for the pipes d owns. KV_OK, KV_EINVAL, KV_ENOMEM; on failure d holds
+ * nothing.
+ */
+kv_err bus_dialer_start(bus_dialer *d, nng_socket s, const char *url);
+
+/* bus_dialer_fini frees d's own memory, once its socket is closed. */
+void bus_dialer_fini(bus_dialer *d);
+
+/* Whether pipe p came from d's dialer or the one it replaced. */
+bool bus_dialer_owns(bus_dialer *d, nng_pipe p);
+
+/* Counts a pipe event of d's (ADD_PRE up, REM_POST down, which nng
+ * pairs one to one; other events are ignored). */
+void bus_dialer_pipe(bus_dialer *d, nng_pipe_ev ev);
+
+/* Whether d has a connection; one found ends a miss. */
+bool bus_dialer_up(bus_dialer *d);
+
+/*
+ * For an owner that wanted a connection and found none: notes when that
+ * began, and replaces the dialer once it has lasted BUS_REDIAL_MS.
+ */
+void bus_dialer_missed(bus_dialer *d);
+
+/* Tests: closes d's dialer, as if nng had stopped dialing. */
+void bus_dialer_plant_dead(bus_dialer *d);
 
 /* bus_now_us: CLOCK_REALTIME in microseconds. */
 int64_t bus_now_us(void);

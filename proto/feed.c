@@ -11,7 +11,10 @@
  * Subscriber. Its thread alone receives, applies and fetches; `mu`
  * guards only `cur`, which feed_sub_copy reads from other threads. The
  * counters are atomics. The pipe callback, on one of nng's threads, only
- * sets `reconnected`.
+ * counts connections (bus_dialer, bus.h) and sets `reconnected`. Every
+ * turn of the thread without a connection is a miss, so a dialer that
+ * stopped dialing is replaced BUS_REDIAL_MS later; until then the
+ * heartbeat's silence fetches keep the catalog fresh.
  */
 #include "feed.h"
 
@@ -259,6 +262,7 @@ struct feed_sub {
 	atomic_bool stop;
 	atomic_bool reconnected; /* a connection came after the first */
 	atomic_bool connected_once;
+	bus_dialer d;            /* its one dialer: every pipe is its */
 	pthread_mutex_t mu;      /* guards cur and the arrivals below */
 	catalog *cur;            /* written by the thread only */
 	atomic_uint_fast64_t version, changes, fetches, gaps;
@@ -297,6 +301,7 @@ on_pipe(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 {
 	feed_sub *s = arg;
 	(void) pipe;
+	bus_dialer_pipe(&s->d, ev);
 	if (ev != NNG_PIPE_EV_ADD_POST)
 		return;
 	if (atomic_exchange(&s->connected_once, true))
@@ -381,6 +386,8 @@ sub_run(void *arg)
 
 	while (!atomic_load(&s->stop)) {
 		int64_t now = bus_mono_ms();
+		if (!bus_dialer_up(&s->d))
+			bus_dialer_missed(&s->d);
 		if (atomic_exchange(&s->reconnected, false)) {
 			/* What was sent meanwhile is lost to us: a gap. */
 			atomic_fetch_add(&s->gaps, 1);
@@ -434,15 +441,17 @@ feed_sub_open(const char *url, feed_fetch_fn fetch, feed_install_fn install,
 	if (e == KV_OK)
 		e = bus_err(nng_socket_set_ms(s->sock, NNG_OPT_RECVTIMEO,
 		    BUS_TICK_MS));
-	if (e == KV_OK)
-		e = bus_err(nng_pipe_notify(s->sock, NNG_PIPE_EV_ADD_POST,
+	for (int ev = NNG_PIPE_EV_ADD_PRE; ev <= NNG_PIPE_EV_REM_POST &&
+	    e == KV_OK; ev++)
+		e = bus_err(nng_pipe_notify(s->sock, (nng_pipe_ev) ev,
 		    on_pipe, s));
 	if (e == KV_OK)
-		e = bus_dial(s->sock, url, NULL);
+		e = bus_dialer_start(&s->d, s->sock, url);
 	if (e == KV_OK && pthread_create(&s->th, NULL, sub_run, s) != 0)
 		e = KV_ENOMEM;
 	if (e != KV_OK) {
 		nng_close(s->sock);
+		bus_dialer_fini(&s->d);
 		pthread_mutex_destroy(&s->mu);
 		free(s);
 		return e;
@@ -461,9 +470,16 @@ feed_sub_close(feed_sub *s)
 	if (bus_exit_started())
 		return; /* the socket stays to the exit, and s with it */
 	nng_close(s->sock);
+	bus_dialer_fini(&s->d);
 	catalog_free(s->cur);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
+}
+
+void
+feed_sub_plant_dead_dialer(feed_sub *s)
+{
+	bus_dialer_plant_dead(&s->d);
 }
 
 void

@@ -112,6 +112,12 @@ typedef struct feed_counts {
 	double lag_sum_s;
 } feed_counts;
 
+/*
+ * Tests: closes s's dialer, as if nng had stopped dialing (bus.h's
+ * bus_dialer); the subscriber replaces it.
+ */
+void feed_sub_plant_dead_dialer(feed_sub *s);
+
 /* feed_sub_counts reads s's counters. Thread-safe. */
 void feed_sub_counts(feed_sub *s, feed_counts *out);
 

@@ -13,20 +13,13 @@
  * grace instead of its whole deadline.
  *
  * A dialer that stays without a connection while calls want one is
- * replaced: once calls have found no connection to a node for
- * PEER_REDIAL_MS (six of nng's redials at their longest interval), the
- * next one closes the dialer and starts another. A node restarted twice
- * within a few seconds once left another node's dialer without a
- * connection for over 20 s while it was up (nng 1.5.2; its bug #1518,
- * a connection broken during its handshake, is the likely cause); a
- * node that is really down only gets a fresh dialer every few seconds.
+ * replaced (bus_dialer, bus.h): calls that find no connection to a node
+ * count as misses.
  *
  * Locking rule: the handler table and the node table are written before
  * the seam is shared (peer_handle before peer_listen, peer_add before the
- * first call) and only read afterwards; connection counts, a node's
- * dialer id and down_since are atomics; replacing a dialer happens under
- * the node's dial_mu (a caller that finds it taken leaves it to the one
- * that holds it).
+ * first call) and only read afterwards; a node's dialer keeps bus.h's
+ * rule.
  */
 #include "peer.h"
 
@@ -44,6 +37,9 @@
 
 #include "config.h"
 
+_Static_assert(PEER_REDIAL_MS == BUS_REDIAL_MS, "peer.h's redial time is "
+    "bus.h's");
+
 typedef struct handler {
 	peer_fn fn;
 	void *arg;
@@ -52,13 +48,7 @@ typedef struct handler {
 typedef struct remote {
 	bool added;
 	nng_socket sock;
-	atomic_int pipes;
-	char *url;
-	pthread_mutex_t dial_mu; /* held while the dialer is replaced */
-	atomic_int dialer;       /* its id */
-	/* When a call first found no connection since one last found it
-	 * (bus_mono_ms; 0: connected). */
-	_Atomic int64_t down_since;
+	bus_dialer d; /* its one dialer: every pipe of sock is its */
 } remote;
 
 struct peer {
@@ -80,11 +70,6 @@ peer_open(uint32_t self, peer **out)
 		return KV_ENOMEM;
 	p->self = self;
 	atomic_init(&p->stop, false);
-	for (size_t i = 0; i < CONFIG_MAX_NODES; i++) {
-		atomic_init(&p->nodes[i].pipes, 0);
-		atomic_init(&p->nodes[i].dialer, 0);
-		atomic_init(&p->nodes[i].down_since, 0);
-	}
 	*out = p;
 	return KV_OK;
 }
@@ -196,10 +181,7 @@ on_pipe(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 {
 	remote *r = arg;
 	(void) pipe;
-	if (ev == NNG_PIPE_EV_ADD_PRE)
-		atomic_fetch_add(&r->pipes, 1);
-	else if (ev == NNG_PIPE_EV_REM_POST)
-		atomic_fetch_sub(&r->pipes, 1);
+	bus_dialer_pipe(&r->d, ev);
 }
 
 kv_err
@@ -218,60 +200,21 @@ peer_add(peer *p, uint32_t node, const char *url)
 	if (e == KV_OK)
 		e = bus_err(nng_pipe_notify(r->sock, NNG_PIPE_EV_REM_POST,
 		    on_pipe, r));
-	if (e == KV_OK && (r->url = strdup(url)) == NULL)
-		e = KV_ENOMEM;
 	if (e == KV_OK)
-		e = bus_dial(r->sock, url, &r->dialer);
+		e = bus_dialer_start(&r->d, r->sock, url);
 	if (e != KV_OK) {
 		nng_close(r->sock);
-		free(r->url);
-		r->url = NULL;
 		return e;
 	}
-	pthread_mutex_init(&r->dial_mu, NULL);
 	r->added = true;
 	return KV_OK;
-}
-
-/* Closes r's dialer, which then no longer dials. */
-static void
-dialer_close(remote *r)
-{
-	nng_dialer d = { .id = (uint32_t) atomic_load(&r->dialer) };
-	nng_dialer_close(d);
-}
-
-/*
- * For a call that found no connection to r: notes when that began, and
- * replaces the dialer once it has lasted PEER_REDIAL_MS.
- */
-static void
-redial_if_stuck(remote *r)
-{
-	int64_t now = bus_mono_ms();
-	int64_t since = atomic_load(&r->down_since);
-	if (since == 0) {
-		atomic_compare_exchange_strong(&r->down_since, &since, now);
-		return;
-	}
-	if (now - since < PEER_REDIAL_MS ||
-	    pthread_mutex_trylock(&r->dial_mu) != 0)
-		return;
-	if (atomic_load(&r->pipes) <= 0 &&
-	    atomic_load(&r->down_since) == since) {
-		dialer_close(r);
-		if (bus_dial(r->sock, r->url, &r->dialer) != KV_OK)
-			fprintf(stderr, "kv: cannot dial %s again\n", r->url);
-		atomic_store(&r->down_since, now);
-	}
-	pthread_mutex_unlock(&r->dial_mu);
 }
 
 void
 peer_plant_dead_dialer(peer *p, uint32_t node)
 {
 	if (node < CONFIG_MAX_NODES && p->nodes[node].added)
-		dialer_close(&p->nodes[node]);
+		bus_dialer_plant_dead(&p->nodes[node].d);
 }
 
 /* Sends or receives on ctx through aio; the nng result. */
@@ -301,15 +244,13 @@ peer_call(peer *p, uint32_t node, uint32_t type, const uint8_t *body,
 	int64_t start = bus_mono_ms(), end = start + timeout_ms;
 	int64_t grace = start + (timeout_ms < PEER_CONNECT_GRACE_MS ?
 	    timeout_ms : PEER_CONNECT_GRACE_MS);
-	while (atomic_load(&r->pipes) <= 0) {
-		redial_if_stuck(r);
+	while (!bus_dialer_up(&r->d)) {
+		bus_dialer_missed(&r->d);
 		if (bus_mono_ms() >= grace)
 			return KV_UNAVAILABLE;
 		struct timespec ts = { 0, 2 * 1000000L };
 		nanosleep(&ts, NULL);
 	}
-	if (atomic_load(&r->down_since) != 0)
-		atomic_store(&r->down_since, 0);
 	peer_msg pm = { .type = type, .from = p->self, .body = body,
 		.len = len };
 	uint8_t *buf;
@@ -370,8 +311,7 @@ peer_close(peer *p)
 	for (size_t i = 0; i < CONFIG_MAX_NODES; i++)
 		if (p->nodes[i].added) {
 			nng_close(p->nodes[i].sock);
-			pthread_mutex_destroy(&p->nodes[i].dial_mu);
-			free(p->nodes[i].url);
+			bus_dialer_fini(&p->nodes[i].d);
 		}
 	free(p);
 }

@@ -40,7 +40,8 @@ typedef enum peer_type {
 /* A call to a node that is not connected waits this long for it. */
 #define PEER_CONNECT_GRACE_MS 200
 /* Calls that found no connection to a node for this long replace its
- * dialer (peer.c). */
+ * dialer (peer.c; bus.h's BUS_REDIAL_MS, which this header cannot
+ * include). */
 #define PEER_REDIAL_MS 3000
 
 typedef struct peer peer;

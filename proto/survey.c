@@ -5,12 +5,13 @@
  * function and sends the answer back on the pipe it came from (nng's
  * respondent does the routing). Closing the socket ends its receive.
  *
- * Surveyor: one dialer per target, created before it starts, so that the
- * pipe callbacks (on nng's threads) can count each target's connections
- * by dialer id: `pipes` is an atomic, raised at ADD_PRE and lowered at
- * REM_POST, which nng pairs one to one. surveyor_ask runs on the caller's
+ * Surveyor: one dialer per target (bus_dialer, bus.h), created before it
+ * starts, so that the pipe callbacks (on nng's threads) can count each
+ * target's connections by dialer id. surveyor_ask runs on the caller's
  * thread; answers are matched to targets by the dialer of the pipe they
- * came on, not by what they claim.
+ * came on, not by what they claim. A target found without a connection
+ * at a survey counts as a miss, so a dialer that stopped dialing is
+ * replaced at a survey BUS_REDIAL_MS later.
  *
  * The surveyor socket is raw: surveyor_ask puts the survey's id in the
  * header itself, keeps its own deadline with the receive timeout, and
@@ -126,9 +127,8 @@ survey_resp_close(survey_resp *r)
 typedef struct target {
 	member_kind kind;
 	uint32_t index;
-	char *url;        /* NULL: no address */
-	atomic_int dialer; /* nng's dialer id; 0: none */
-	atomic_int pipes; /* open connections */
+	bool dialed;      /* false: no address (written before it is shared) */
+	bus_dialer d;     /* zeroed until dialed */
 } target;
 
 struct surveyor {
@@ -139,10 +139,10 @@ struct surveyor {
 };
 
 static target *
-by_dialer(surveyor *s, int id)
+by_dialer(surveyor *s, nng_pipe p)
 {
 	for (size_t i = 0; i < s->n; i++)
-		if (id > 0 && atomic_load(&s->t[i].dialer) == id)
+		if (bus_dialer_owns(&s->t[i].d, p))
 			return &s->t[i];
 	return NULL;
 }
@@ -150,13 +150,9 @@ by_dialer(surveyor *s, int id)
 static void
 on_pipe(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
-	target *t = by_dialer(arg, nng_dialer_id(nng_pipe_dialer(p)));
-	if (t == NULL)
-		return;
-	if (ev == NNG_PIPE_EV_ADD_PRE)
-		atomic_fetch_add(&t->pipes, 1);
-	else if (ev == NNG_PIPE_EV_REM_POST)
-		atomic_fetch_sub(&t->pipes, 1);
+	target *t = by_dialer(arg, p);
+	if (t != NULL)
+		bus_dialer_pipe(&t->d, ev);
 }
 
 kv_err
@@ -185,13 +181,10 @@ surveyor_open(const survey_target *targets, size_t n, surveyor **out)
 	for (size_t i = 0; i < n && e == KV_OK; i++) {
 		s->t[i].kind = targets[i].kind;
 		s->t[i].index = targets[i].index;
-		atomic_init(&s->t[i].pipes, 0);
 		if (targets[i].url == NULL || targets[i].url[0] == '\0')
 			continue;
-		if ((s->t[i].url = strdup(targets[i].url)) == NULL)
-			e = KV_ENOMEM;
-		else
-			e = bus_dial(s->sock, s->t[i].url, &s->t[i].dialer);
+		e = bus_dialer_start(&s->t[i].d, s->sock, targets[i].url);
+		s->t[i].dialed = e == KV_OK;
 	}
 	if (e != KV_OK) {
 		surveyor_close(s);
@@ -208,9 +201,16 @@ surveyor_close(surveyor *s)
 		return; /* the socket stays to the exit, and s with it */
 	nng_close(s->sock); /* no callback runs after this returns */
 	for (size_t i = 0; i < s->n; i++)
-		free(s->t[i].url);
+		bus_dialer_fini(&s->t[i].d);
 	free(s->t);
 	free(s);
+}
+
+void
+surveyor_plant_dead_dialer(surveyor *s, size_t i)
+{
+	if (i < s->n && s->t[i].dialed)
+		bus_dialer_plant_dead(&s->t[i].d);
 }
 
 static size_t
@@ -218,7 +218,7 @@ connected(surveyor *s)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < s->n; i++)
-		k += s->t[i].url != NULL && atomic_load(&s->t[i].pipes) > 0;
+		k += s->t[i].dialed && bus_dialer_up(&s->t[i].d);
 	return k;
 }
 
@@ -227,7 +227,7 @@ dialed(surveyor *s)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < s->n; i++)
-		k += s->t[i].url != NULL;
+		k += s->t[i].dialed;
 	return k;
 }
 
@@ -243,13 +243,14 @@ surveyor_ask(surveyor *s, uint32_t what, int connect_ms, int deadline_ms,
 	size_t asked = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		memset(&results[i], 0, sizeof(results[i]));
-		if (s->t[i].url == NULL) {
+		if (!s->t[i].dialed) {
 			results[i].outcome = SURVEY_NO_ADDRESS;
-		} else if (atomic_load(&s->t[i].pipes) > 0) {
+		} else if (bus_dialer_up(&s->t[i].d)) {
 			results[i].outcome = SURVEY_SILENT;
 			asked++;
 		} else {
 			results[i].outcome = SURVEY_UNREACHABLE;
+			bus_dialer_missed(&s->t[i].d);
 		}
 	}
 	if (asked == 0)
@@ -289,8 +290,7 @@ surveyor_ask(surveyor *s, uint32_t what, int connect_ms, int deadline_ms,
 			nng_msg_free(m);
 			continue;
 		}
-		target *t = by_dialer(s, nng_dialer_id(nng_pipe_dialer(
-		    nng_msg_get_pipe(m))));
+		target *t = by_dialer(s, nng_msg_get_pipe(m));
 		survey_result *r = t != NULL ? &results[t - s->t] : NULL;
 		if (r != NULL && r->outcome != SURVEY_ANSWERED &&
 		    wire_unpack_member(nng_msg_body(m), nng_msg_len(m), a,

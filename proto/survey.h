@@ -98,6 +98,12 @@ kv_err surveyor_open(const survey_target *targets, size_t n,
 kv_err surveyor_ask(surveyor *s, uint32_t what, int connect_ms,
     int deadline_ms, arena *a, survey_result *results);
 
+/*
+ * Tests: closes the dialer of target i, as if nng had stopped dialing
+ * (bus.h's bus_dialer); surveys replace it.
+ */
+void surveyor_plant_dead_dialer(surveyor *s, size_t i);
+
 /* surveyor_close stops dialing and frees; accepts NULL. */
 void surveyor_close(surveyor *s);
 

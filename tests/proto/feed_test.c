@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bus.h" /* BUS_REDIAL_MS */
 #include "bus_fixture.h"
 #include "feed.h"
 #include "wire.h"
@@ -248,7 +249,8 @@ await_newest(feed_sub *s)
 }
 
 /*
- * await_connected returns once s has applied a change from the feed,
+ * await_fed returns once s has applied a change from the feed beyond the
+ * `changes` it had; await_connected, once s has applied one at all,
  * which proves its connection is up at both ends (nng connects in the
  * background: a change published before that is lost, as PUB/SUB may
  * lose anything). It publishes one change and sends it again until it
@@ -256,12 +258,10 @@ await_newest(feed_sub *s)
  * next change. The caller counts from what s holds afterwards.
  */
 static void
-await_connected(feed_sub *s)
+await_fed(feed_sub *s, uint64_t changes)
 {
-	cr_assert(TU_WAIT_FOR(counts(s).fetches >= 1, 5000),
-	    "the first fetch");
 	int64_t end = tu_mono_ms() + 5000;
-	while (counts(s).changes == 0) {
+	while (counts(s).changes == changes) {
 		cr_assert(tu_mono_ms() < end, "no change came through");
 		catalog *old = held, *cur;
 		cr_assert_eq(catalog_apply(old, NULL, 0, NULL, 0,
@@ -275,6 +275,14 @@ await_connected(feed_sub *s)
 		}
 		catalog_free(old);
 	}
+}
+
+static void
+await_connected(feed_sub *s)
+{
+	cr_assert(TU_WAIT_FOR(counts(s).fetches >= 1, 5000),
+	    "the first fetch");
+	await_fed(s, 0);
 }
 
 static void
@@ -431,6 +439,31 @@ Test(feed, broken_connection_is_recovered_within_seconds)
 
 	/* And the feed works again. */
 	create_table("gamma");
+	await_newest(S1);
+	expect_holds_held(S1);
+}
+
+/*
+ * A subscriber whose dialer stopped dialing (planted: closed under it)
+ * replaces it once it has been without a connection for BUS_REDIAL_MS,
+ * and changes come from the feed again. Without the redial it would
+ * never reconnect: only its silence fetches would bring changes.
+ */
+Test(feed, a_dialer_that_stopped_is_replaced)
+{
+	open_pub();
+	open_sub(&S1, &H1);
+	await_connected(S1);
+	feed_counts base = counts(S1);
+	feed_sub_plant_dead_dialer(S1);
+	int64_t t0 = tu_mono_ms();
+	/* Its reconnection is a gap (what was sent meanwhile is lost). */
+	cr_assert(TU_WAIT_FOR(counts(S1).gaps > base.gaps,
+	    4 * BUS_REDIAL_MS), "no connection %lld ms after the dialer "
+	    "stopped", (long long) (tu_mono_ms() - t0));
+	cr_assert_geq(tu_mono_ms() - t0, BUS_REDIAL_MS - 500,
+	    "connected again before any redial: the plant did not hold");
+	await_fed(S1, counts(S1).changes);
 	await_newest(S1);
 	expect_holds_held(S1);
 }

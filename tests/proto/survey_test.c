@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bus.h" /* BUS_REDIAL_MS */
 #include "bus_exit.h"
 #include "bus_fixture.h"
 #include "survey.h"
@@ -423,6 +424,42 @@ Test(survey, member_that_comes_up_later_is_answered)
 	expect_node_plain(&r[1].m);
 	arena_fini(&b);
 	survey_resp_close(lr);
+}
+
+/*
+ * A dialer that stopped dialing (planted: closed under the surveyor) is
+ * replaced by a survey once surveys have found its target without a
+ * connection for BUS_REDIAL_MS. Without the redial the target would stay
+ * unreachable for good.
+ */
+Test(survey, a_dialer_that_stopped_is_replaced)
+{
+	survey_target t[] = { { MEMBER_ROUTER, 0, URLS[W_ROUTER] } };
+	survey_result r[1];
+
+	cr_assert_eq(surveyor_open(t, 1, &S), KV_OK);
+	cr_assert_eq(surveyor_ask(S, 0, 3000, 2000, &A, r), KV_OK);
+	expect_outcome(r, 0, SURVEY_ANSWERED);
+	surveyor_plant_dead_dialer(S, 0);
+	/* The closed dialer's connection goes away soon. */
+	int64_t t0 = tu_mono_ms();
+	while (r[0].outcome != SURVEY_UNREACHABLE &&
+	    tu_mono_ms() - t0 < 5000) {
+		tu_sleep_ms(20);
+		cr_assert_eq(surveyor_ask(S, 0, 0, 500, &A, r), KV_OK);
+	}
+	expect_outcome(r, 0, SURVEY_UNREACHABLE);
+	int64_t down = tu_mono_ms();
+	while (r[0].outcome != SURVEY_ANSWERED &&
+	    tu_mono_ms() - down < 4 * BUS_REDIAL_MS) {
+		tu_sleep_ms(50);
+		cr_assert_eq(surveyor_ask(S, 0, 0, 500, &A, r), KV_OK);
+	}
+	cr_assert_eq(r[0].outcome, SURVEY_ANSWERED, "unreachable %lld ms "
+	    "after the dialer stopped", (long long) (tu_mono_ms() - down));
+	cr_assert_eq(r[0].m.kind, MEMBER_ROUTER);
+	cr_assert_geq(tu_mono_ms() - down, BUS_REDIAL_MS - 500,
+	    "answered again before any redial: the plant did not hold");
 }
 
 Test(survey, open_refuses_bad_addresses)

@@ -23,6 +23,7 @@ writes "ENDPOINT CONFIG DIR" to STATEFILE once the cluster answers.
 import ctypes
 import fcntl
 import os
+import random
 import re
 import shutil
 import signal
@@ -56,20 +57,39 @@ def _die_with_parent():
 
 
 # Ports handed out lately, shared by every test process of this machine
-# (ctest runs suites side by side): the kernel may give a port it just
-# gave, to this process or another, since nothing listens on it yet.
+# (ctest runs suites side by side), so that two never get the same one
+# while nothing listens on it yet.
 PORTS_FILE = os.path.join(tempfile.gettempdir(),
                           "kv-it-ports-%d" % os.getuid())
 PORTS_KEPT_SECONDS = 600
+EPHEMERAL_RANGE = "/proc/sys/net/ipv4/ip_local_port_range"
+
+
+def _listen_pool(span):
+    """The ports free_port draws from: those the kernel never gives to an
+    outgoing connection (below, else above, its ephemeral range). A port
+    drawn from the ephemeral range, as binding to port 0 gives, could be
+    taken by any client's connection between the draw and the cluster's
+    listen, and the node or router would exit for want of its address."""
+    try:
+        with open(EPHEMERAL_RANGE) as f:
+            lo, hi = (int(x) for x in f.read().split())
+    except (OSError, ValueError):
+        lo, hi = 32768, 60999
+    if lo - 10000 >= 4096:
+        return 10000, lo - span
+    return hi + 1, 65536 - span
 
 
 def free_port(host="127.0.0.1", span=1):
     """A TCP port P on host (127.0.0.1 or an IPv6 address such as ::1)
-    such that P .. P+span-1 were free a moment ago and none of them was
-    given to a test process here in the last PORTS_KEPT_SECONDS. span 4
-    suits a tcp:// node URL, whose next three ports carry its nng traffic
+    such that P .. P+span-1 could be bound a moment ago, lie outside the
+    kernel's range for outgoing connections, and none of them was given
+    to a test process here in the last PORTS_KEPT_SECONDS. span 4 suits a
+    tcp:// node URL, whose next three ports carry its nng traffic
     (config_bus_url)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    first, last = _listen_pool(span)
     with open(PORTS_FILE + ".lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         now = time.time()
@@ -82,13 +102,13 @@ def free_port(host="127.0.0.1", span=1):
                         given[int(port)] = float(at)
         except (OSError, ValueError):
             given = {}
-        for _ in range(100):
-            with socket.socket(family, socket.SOCK_STREAM) as s:
-                s.bind((host, 0))
-                port = s.getsockname()[1]
+        for _ in range(1000):
+            port = random.randint(first, last)
             if all(p not in given for p in range(port, port + span)) and \
-                    _ports_free(family, host, port + 1, span - 1):
+                    _ports_free(family, host, port, span):
                 break
+        else:
+            raise RuntimeError("no free port in %d..%d" % (first, last))
         for p in range(port, port + span):
             given[p] = now
         with open(PORTS_FILE + ".tmp", "w") as f:

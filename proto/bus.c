@@ -79,6 +79,19 @@ bus_dial(nng_socket s, const char *url, atomic_int *id)
 	    KV_EINVAL;
 }
 
+int
+bus_recv(nng_socket s, nng_aio *aio, nng_duration ms, nng_msg **m)
+{
+	*m = NULL;
+	nng_aio_set_timeout(aio, ms);
+	nng_recv_aio(s, aio);
+	nng_aio_wait(aio);
+	int rv = nng_aio_result(aio);
+	if (rv == 0)
+		*m = nng_aio_get_msg(aio);
+	return rv;
+}
+
 kv_err
 bus_dialer_start(bus_dialer *d, nng_socket s, const char *url)
 {

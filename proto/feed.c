@@ -14,7 +14,10 @@
  * counts connections (bus_dialer, bus.h) and sets `reconnected`. Every
  * turn of the thread without a connection is a miss, so a dialer that
  * stopped dialing is replaced BUS_REDIAL_MS later; until then the
- * heartbeat's silence fetches keep the catalog fresh.
+ * heartbeat's silence fetches keep the catalog fresh. The thread waits
+ * on its aio for the next message: BUS_TICK_MS without a connection,
+ * FETCH_RETRY_MS while a fetch is due, else FEED_SILENCE_MS (heartbeats
+ * come well within it); feed_sub_close stops the aio (bus.h).
  */
 #include "feed.h"
 
@@ -259,6 +262,7 @@ struct feed_sub {
 	feed_install_fn install;
 	void *arg;
 	pthread_t th;
+	nng_aio *aio;            /* the thread's receive */
 	atomic_bool stop;
 	atomic_bool reconnected; /* a connection came after the first */
 	atomic_bool connected_once;
@@ -402,11 +406,13 @@ sub_run(void *arg)
 			retry_at = bus_mono_ms() + FETCH_RETRY_MS;
 		}
 		nng_msg *m;
-		int rv = nng_recvmsg(s->sock, &m, 0);
+		nng_duration wait = !bus_dialer_up(&s->d) ? BUS_TICK_MS :
+		    need ? FETCH_RETRY_MS : FEED_SILENCE_MS;
+		int rv = bus_recv(s->sock, s->aio, wait, &m);
 		if (rv == NNG_ETIMEDOUT)
 			continue;
 		if (rv != 0)
-			break; /* closed */
+			break; /* stopped or closed */
 		heard = bus_mono_ms();
 		if (on_event(s, nng_msg_body(m), nng_msg_len(m))) {
 			need = true;
@@ -439,8 +445,7 @@ feed_sub_open(const char *url, feed_fetch_fn fetch, feed_install_fn install,
 		e = bus_err(nng_socket_set(s->sock, NNG_OPT_SUB_SUBSCRIBE, "",
 		    0));
 	if (e == KV_OK)
-		e = bus_err(nng_socket_set_ms(s->sock, NNG_OPT_RECVTIMEO,
-		    BUS_TICK_MS));
+		e = bus_err(nng_aio_alloc(&s->aio, NULL, NULL));
 	for (int ev = NNG_PIPE_EV_ADD_PRE; ev <= NNG_PIPE_EV_REM_POST &&
 	    e == KV_OK; ev++)
 		e = bus_err(nng_pipe_notify(s->sock, (nng_pipe_ev) ev,
@@ -451,6 +456,7 @@ feed_sub_open(const char *url, feed_fetch_fn fetch, feed_install_fn install,
 		e = KV_ENOMEM;
 	if (e != KV_OK) {
 		nng_close(s->sock);
+		nng_aio_free(s->aio);
 		bus_dialer_fini(&s->d);
 		pthread_mutex_destroy(&s->mu);
 		free(s);
@@ -466,7 +472,9 @@ feed_sub_close(feed_sub *s)
 	if (s == NULL)
 		return;
 	atomic_store(&s->stop, true);
-	pthread_join(s->th, NULL); /* within BUS_TICK_MS, or a fetch */
+	nng_aio_stop(s->aio);
+	pthread_join(s->th, NULL); /* at once, or after a fetch */
+	nng_aio_free(s->aio);
 	if (bus_exit_started())
 		return; /* the socket stays to the exit, and s with it */
 	nng_close(s->sock);

@@ -39,6 +39,7 @@ struct nframe_server {
 	nframe_serve_fn fn;
 	void *arg;
 	pthread_t th;
+	nng_aio *aio;   /* the thread's receive, stopped to end it (bus.h) */
 	atomic_bool stop;
 };
 
@@ -154,11 +155,8 @@ serve_run(void *arg)
 	nframe_server *s = arg;
 	while (!atomic_load(&s->stop)) {
 		nng_msg *m;
-		int rv = nng_recvmsg(s->sock, &m, 0);
-		if (rv == NNG_ETIMEDOUT)
-			continue;
-		if (rv != 0)
-			break; /* closed */
+		if (bus_recv(s->sock, s->aio, NNG_DURATION_INFINITE, &m) != 0)
+			break; /* stopped or closed */
 		uint8_t *out = NULL;
 		size_t olen = 0;
 		if (!s->fn(s->arg, nng_msg_body(m), nng_msg_len(m), &out,
@@ -193,14 +191,14 @@ nframe_serve(const char *url, nframe_serve_fn fn, void *arg,
 	atomic_init(&s->stop, false);
 	kv_err e = bus_setup(s->sock);
 	if (e == KV_OK)
-		e = bus_err(nng_socket_set_ms(s->sock, NNG_OPT_RECVTIMEO,
-		    BUS_TICK_MS));
+		e = bus_err(nng_aio_alloc(&s->aio, NULL, NULL));
 	if (e == KV_OK)
 		e = bus_listen(s->sock, url, "requests over nng");
 	if (e == KV_OK && pthread_create(&s->th, NULL, serve_run, s) != 0)
 		e = KV_ENOMEM;
 	if (e != KV_OK) {
 		nng_close(s->sock);
+		nng_aio_free(s->aio);
 		free(s);
 		return e;
 	}
@@ -214,7 +212,9 @@ nframe_server_close(nframe_server *s)
 	if (s == NULL)
 		return;
 	atomic_store(&s->stop, true);
+	nng_aio_stop(s->aio);
 	pthread_join(s->th, NULL);
+	nng_aio_free(s->aio);
 	/* At exit the socket stays open to the end (bus_exit.h). */
 	if (!bus_exit_started())
 		nng_close(s->sock);

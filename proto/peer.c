@@ -1,9 +1,10 @@
 /*
  * peer.c — the node-to-node seam (see peer.h).
  *
- * Server: one REP socket and PEER_WORKERS threads, each with a context of
- * its own, receiving, serving and replying in turn (nng routes each reply
- * to the pipe its request came on). Closing the socket ends the waits.
+ * Server: one REP socket and PEER_WORKERS threads, each with a context and
+ * an aio of its own, receiving, serving and replying in turn (nng routes
+ * each reply to the pipe its request came on). A worker waits with no
+ * timeout; peer_close stops the workers' aios (bus.h).
  *
  * Client: one REQ socket per node called, dialing for as long as the seam
  * lives. A call opens a context of its own on it, so calls to one node
@@ -45,6 +46,12 @@ typedef struct handler {
 	void *arg;
 } handler;
 
+typedef struct worker {
+	struct peer *p;
+	nng_aio *aio;
+	pthread_t th;
+} worker;
+
 typedef struct remote {
 	bool added;
 	nng_socket sock;
@@ -57,7 +64,7 @@ struct peer {
 	bool listening;
 	atomic_bool stop; /* the workers leave */
 	nng_socket srv;
-	pthread_t workers[PEER_WORKERS];
+	worker workers[PEER_WORKERS]; /* the first n_workers run */
 	int n_workers;
 	remote nodes[CONFIG_MAX_NODES];
 };
@@ -109,26 +116,23 @@ serve(peer *p, nng_msg *m, uint8_t **out, size_t *len)
 }
 
 static void *
-worker(void *arg)
+work(void *arg)
 {
-	peer *p = arg;
+	worker *w = arg;
+	peer *p = w->p;
+	nng_aio *aio = w->aio;
 	nng_ctx ctx;
-	nng_aio *aio;
 	if (nng_ctx_open(&ctx, p->srv) != 0)
 		return NULL;
-	if (nng_aio_alloc(&aio, NULL, NULL) != 0) {
-		nng_ctx_close(ctx);
-		return NULL;
-	}
 	while (!atomic_load(&p->stop)) {
-		nng_aio_set_timeout(aio, BUS_TICK_MS);
+		nng_aio_set_timeout(aio, NNG_DURATION_INFINITE);
 		nng_ctx_recv(ctx, aio);
 		nng_aio_wait(aio);
 		int rv = nng_aio_result(aio);
-		if (rv == NNG_ECLOSED)
-			break;
+		if (rv == NNG_ECLOSED || rv == NNG_ECANCELED)
+			break; /* closed, or stopped by peer_close */
 		if (rv != 0)
-			continue; /* a tick: look at stop */
+			continue;
 		nng_msg *m = nng_aio_get_msg(aio);
 		uint8_t *buf = NULL;
 		size_t len = 0;
@@ -150,7 +154,6 @@ worker(void *arg)
 		if (nng_aio_result(aio) != 0)
 			nng_msg_free(m);
 	}
-	nng_aio_free(aio);
 	nng_ctx_close(ctx);
 	return NULL;
 }
@@ -168,9 +171,14 @@ peer_listen(peer *p, const char *url)
 	if (e == KV_OK)
 		e = bus_listen(p->srv, url, "node-to-node messages");
 	for (int i = 0; i < PEER_WORKERS && e == KV_OK; i++) {
-		if (pthread_create(&p->workers[i], NULL, worker, p) != 0)
+		worker *w = &p->workers[i];
+		w->p = p;
+		e = bus_err(nng_aio_alloc(&w->aio, NULL, NULL));
+		if (e == KV_OK && pthread_create(&w->th, NULL, work, w) != 0) {
+			nng_aio_free(w->aio);
 			e = KV_ENOMEM;
-		else
+		}
+		if (e == KV_OK)
 			p->n_workers++;
 	}
 	return e; /* on failure, peer_close cleans up */
@@ -303,7 +311,11 @@ peer_close(peer *p)
 		return;
 	atomic_store(&p->stop, true);
 	for (int i = 0; i < p->n_workers; i++)
-		pthread_join(p->workers[i], NULL);
+		nng_aio_stop(p->workers[i].aio);
+	for (int i = 0; i < p->n_workers; i++) {
+		pthread_join(p->workers[i].th, NULL);
+		nng_aio_free(p->workers[i].aio);
+	}
 	if (bus_exit_started())
 		return; /* the sockets stay to the exit, and p with them */
 	if (p->listening)

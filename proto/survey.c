@@ -3,7 +3,8 @@
  *
  * Respondent: one thread receives a question, asks the owner's answer
  * function and sends the answer back on the pipe it came from (nng's
- * respondent does the routing). Closing the socket ends its receive.
+ * respondent does the routing). It waits on its aio with no timeout;
+ * survey_resp_close stops the aio (bus.h).
  *
  * Surveyor: one dialer per target (bus_dialer, bus.h), created before it
  * starts, so that the pipe callbacks (on nng's threads) can count each
@@ -39,6 +40,7 @@ struct survey_resp {
 	survey_answer_fn fn;
 	void *arg;
 	pthread_t th;
+	nng_aio *aio;   /* the thread's receive */
 	atomic_bool stop;
 };
 
@@ -48,11 +50,8 @@ resp_run(void *arg)
 	survey_resp *r = arg;
 	while (!atomic_load(&r->stop)) {
 		nng_msg *m;
-		int nrv = nng_recvmsg(r->sock, &m, 0);
-		if (nrv == NNG_ETIMEDOUT)
-			continue;
-		if (nrv != 0)
-			break; /* closed */
+		if (bus_recv(r->sock, r->aio, NNG_DURATION_INFINITE, &m) != 0)
+			break; /* stopped or closed */
 		uint32_t what = 0;
 		kv_err rv = wire_unpack_survey_ask(nng_msg_body(m),
 		    nng_msg_len(m), &what);
@@ -94,14 +93,14 @@ survey_resp_open(const char *url, survey_answer_fn fn, void *arg,
 	atomic_init(&r->stop, false);
 	kv_err e = bus_setup(r->sock);
 	if (e == KV_OK)
-		e = bus_err(nng_socket_set_ms(r->sock, NNG_OPT_RECVTIMEO,
-		    BUS_TICK_MS));
+		e = bus_err(nng_aio_alloc(&r->aio, NULL, NULL));
 	if (e == KV_OK)
 		e = bus_listen(r->sock, url, "surveys");
 	if (e == KV_OK && pthread_create(&r->th, NULL, resp_run, r) != 0)
 		e = KV_ENOMEM;
 	if (e != KV_OK) {
 		nng_close(r->sock);
+		nng_aio_free(r->aio);
 		free(r);
 		return e;
 	}
@@ -115,7 +114,9 @@ survey_resp_close(survey_resp *r)
 	if (r == NULL)
 		return;
 	atomic_store(&r->stop, true);
+	nng_aio_stop(r->aio);
 	pthread_join(r->th, NULL);
+	nng_aio_free(r->aio);
 	/* At exit the socket stays open to the end (bus_exit.h). */
 	if (!bus_exit_started())
 		nng_close(r->sock);

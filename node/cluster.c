@@ -355,7 +355,8 @@ cluster_open(node *n)
 			continue;
 		if ((rv = config_bus_url(cfg->nodes[i].bus, CONFIG_BUS_PEER,
 		    url, sizeof(url))) != KV_OK ||
-		    (rv = peer_add(cl->peer, i, url)) != KV_OK)
+		    (rv = peer_add(cl->peer, i, url,
+		    cfg->nodes[i].standby)) != KV_OK)
 			return rv;
 	}
 	if (n->index != 0 && ((rv = config_bus_url(cfg->nodes[0].bus,

@@ -65,18 +65,45 @@ bus_listen(nng_socket s, const char *url, const char *what)
 	return KV_OK;
 }
 
+/*
+ * Creates, without starting it, a dialer of url from s that, once
+ * started, dials at once and then, after each failure, again within
+ * reconnect_ms (0: the socket's times, from BUS_RECONNECT_MIN_MS doubling
+ * to BUS_RECONNECT_MAX_MS). *id, when not NULL, is set to its id.
+ */
+static kv_err
+dialer_new(nng_socket s, const char *url, nng_duration reconnect_ms,
+    atomic_int *id, nng_dialer *out)
+{
+	int rv = nng_dialer_create(out, s, url);
+	if (rv == 0 && reconnect_ms > 0 &&
+	    ((rv = nng_dialer_set_ms(*out, NNG_OPT_RECONNMINT,
+	    reconnect_ms)) != 0 ||
+	    (rv = nng_dialer_set_ms(*out, NNG_OPT_RECONNMAXT,
+	    reconnect_ms)) != 0))
+		nng_dialer_close(*out);
+	if (rv != 0)
+		return bus_err(rv) == KV_ENOMEM ? KV_ENOMEM : KV_EINVAL;
+	if (id != NULL)
+		atomic_store(id, nng_dialer_id(*out));
+	return KV_OK;
+}
+
+/* Starts dialer d without waiting for the connection. */
+static kv_err
+dialer_go(nng_dialer d)
+{
+	int rv = nng_dialer_start(d, NNG_FLAG_NONBLOCK);
+	return rv == 0 ? KV_OK : bus_err(rv) == KV_ENOMEM ? KV_ENOMEM :
+	    KV_EINVAL;
+}
+
 kv_err
 bus_dial(nng_socket s, const char *url, atomic_int *id)
 {
 	nng_dialer d;
-	int rv = nng_dialer_create(&d, s, url);
-	if (rv != 0)
-		return bus_err(rv) == KV_ENOMEM ? KV_ENOMEM : KV_EINVAL;
-	if (id != NULL)
-		atomic_store(id, nng_dialer_id(d));
-	rv = nng_dialer_start(d, NNG_FLAG_NONBLOCK);
-	return rv == 0 ? KV_OK : bus_err(rv) == KV_ENOMEM ? KV_ENOMEM :
-	    KV_EINVAL;
+	kv_err e = dialer_new(s, url, 0, id, &d);
+	return e == KV_OK ? dialer_go(d) : e;
 }
 
 int
@@ -93,16 +120,57 @@ bus_recv(nng_socket s, nng_aio *aio, nng_duration ms, nng_msg **m)
 }
 
 kv_err
+bus_dialer_init(bus_dialer *d, nng_socket s, const char *url)
+{
+	nng_dialer dl;
+	kv_err e = dialer_new(s, url, 0, &d->id, &dl);
+	if (e != KV_OK)
+		return e;
+	d->sock = s;
+	if ((d->url = strdup(url)) == NULL) {
+		nng_dialer_close(dl);
+		return KV_ENOMEM;
+	}
+	pthread_mutex_init(&d->mu, NULL);
+	return KV_OK;
+}
+
+/* Starts d's first dialer. Needs d->mu. */
+static kv_err
+start_locked(bus_dialer *d)
+{
+	if (atomic_load(&d->dialing))
+		return KV_OK;
+	nng_dialer dl = { .id = (uint32_t) atomic_load(&d->id) };
+	kv_err e = dialer_go(dl);
+	if (e == KV_OK)
+		atomic_store(&d->dialing, true);
+	return e;
+}
+
+kv_err
 bus_dialer_start(bus_dialer *d, nng_socket s, const char *url)
 {
-	d->sock = s;
-	if ((d->url = strdup(url)) == NULL)
-		return KV_ENOMEM;
-	pthread_mutex_init(&d->mu, NULL);
-	kv_err e = bus_dial(s, url, &d->id);
+	kv_err e = bus_dialer_init(d, s, url);
+	if (e != KV_OK)
+		return e;
+	pthread_mutex_lock(&d->mu);
+	e = start_locked(d);
+	pthread_mutex_unlock(&d->mu);
 	if (e != KV_OK)
 		bus_dialer_fini(d);
 	return e;
+}
+
+void
+bus_dialer_want(bus_dialer *d)
+{
+	if (d->url == NULL || atomic_load(&d->dialing))
+		return;
+	pthread_mutex_lock(&d->mu);
+	if (start_locked(d) != KV_OK)
+		fprintf(stderr, "kv: cannot dial %s\n", d->url);
+	pthread_mutex_unlock(&d->mu);
 }
 
 void
@@ -157,6 +225,10 @@ bus_dialer_missed(bus_dialer *d)
 	int64_t since = atomic_load(&d->down_since);
 	if (d->url == NULL)
 		return;
+	if (!atomic_load(&d->dialing)) {
+		bus_dialer_want(d);
+		return;
+	}
 	if (since == 0) {
 		atomic_compare_exchange_strong(&d->down_since, &since, now);
 		return;
@@ -167,7 +239,9 @@ bus_dialer_missed(bus_dialer *d)
 	    atomic_load(&d->down_since) == since) {
 		atomic_store(&d->old_id, atomic_load(&d->id));
 		dialer_close(d);
-		if (bus_dial(d->sock, d->url, &d->id) != KV_OK)
+		nng_dialer dl;
+		if (dialer_new(d->sock, d->url, BUS_DOWN_RECONNECT_MS, &d->id,
+		    &dl) != KV_OK || dialer_go(dl) != KV_OK)
 			fprintf(stderr, "kv: cannot dial %s again\n", d->url);
 		atomic_store(&d->down_since, now);
 	}

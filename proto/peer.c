@@ -193,7 +193,7 @@ on_pipe(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 }
 
 kv_err
-peer_add(peer *p, uint32_t node, const char *url)
+peer_add(peer *p, uint32_t node, const char *url, bool later)
 {
 	if (node >= CONFIG_MAX_NODES || p->nodes[node].added)
 		return KV_EINVAL;
@@ -209,7 +209,8 @@ peer_add(peer *p, uint32_t node, const char *url)
 		e = bus_err(nng_pipe_notify(r->sock, NNG_PIPE_EV_REM_POST,
 		    on_pipe, r));
 	if (e == KV_OK)
-		e = bus_dialer_start(&r->d, r->sock, url);
+		e = later ? bus_dialer_init(&r->d, r->sock, url) :
+		    bus_dialer_start(&r->d, r->sock, url);
 	if (e != KV_OK) {
 		nng_close(r->sock);
 		return e;

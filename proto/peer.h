@@ -75,11 +75,11 @@ kv_err peer_listen(peer *p, const char *url);
 
 /*
  * peer_add makes node `node` (< CONFIG_MAX_NODES) callable at url and
- * starts dialing it. KV_OK, KV_EINVAL (bad URL or index, or added
- * before) or KV_ENOMEM. Before any peer_call to it; not thread-safe
- * against peer_call.
+ * starts dialing it, or, `later` (a standby node), at the first call to
+ * it. KV_OK, KV_EINVAL (bad URL or index, or added before) or KV_ENOMEM.
+ * Before any peer_call to it; not thread-safe against peer_call.
  */
-kv_err peer_add(peer *p, uint32_t node, const char *url);
+kv_err peer_add(peer *p, uint32_t node, const char *url, bool later);
 
 /*
  * peer_call sends body[0..len) as a message of `type` to node `node` and

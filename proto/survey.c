@@ -7,8 +7,9 @@
  * survey_resp_close stops the aio (bus.h).
  *
  * Surveyor: one dialer per target (bus_dialer, bus.h), created before it
- * starts, so that the pipe callbacks (on nng's threads) can count each
- * target's connections by dialer id. surveyor_ask runs on the caller's
+ * starts (a target dialed `later` starts at the first survey), so that
+ * the pipe callbacks (on nng's threads) can count each target's
+ * connections by dialer id. surveyor_ask runs on the caller's
  * thread; answers are matched to targets by the dialer of the pipe they
  * came on, not by what they claim. A target found without a connection
  * at a survey counts as a miss, so a dialer that stopped dialing is
@@ -184,7 +185,9 @@ surveyor_open(const survey_target *targets, size_t n, surveyor **out)
 		s->t[i].index = targets[i].index;
 		if (targets[i].url == NULL || targets[i].url[0] == '\0')
 			continue;
-		e = bus_dialer_start(&s->t[i].d, s->sock, targets[i].url);
+		e = targets[i].later ?
+		    bus_dialer_init(&s->t[i].d, s->sock, targets[i].url) :
+		    bus_dialer_start(&s->t[i].d, s->sock, targets[i].url);
 		s->t[i].dialed = e == KV_OK;
 	}
 	if (e != KV_OK) {
@@ -237,6 +240,9 @@ surveyor_ask(surveyor *s, uint32_t what, int connect_ms, int deadline_ms,
     arena *a, survey_result *results)
 {
 	int64_t t0 = bus_mono_ms();
+	for (size_t i = 0; i < s->n; i++)
+		if (s->t[i].dialed)
+			bus_dialer_want(&s->t[i].d);
 	while (connected(s) < dialed(s) && bus_mono_ms() - t0 < connect_ms) {
 		struct timespec ts = { 0, 2 * 1000000L };
 		nanosleep(&ts, NULL);
@@ -318,6 +324,7 @@ survey_members_of(const config *cfg, bool routers, survey_members *m)
 		    cfg->routers[k].bus;
 		m->t[i].kind = node ? MEMBER_NODE : MEMBER_ROUTER;
 		m->t[i].index = (uint32_t) k;
+		m->t[i].later = node && cfg->nodes[k].standby;
 		if (base[0] != '\0' && config_bus_url(base, CONFIG_BUS_SURVEY,
 		    m->urls[i], sizeof(m->urls[i])) == KV_OK)
 			m->t[i].url = m->urls[i];

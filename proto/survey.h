@@ -49,6 +49,7 @@ typedef struct survey_target {
 	member_kind kind;
 	uint32_t index;
 	const char *url;
+	bool later; /* a standby node: dialed from the first survey on */
 } survey_target;
 
 typedef enum survey_outcome {
@@ -74,13 +75,15 @@ typedef struct survey_members {
 /*
  * survey_members_of fills *m with cfg's nodes in file order, then, with
  * `routers`, its routers, each with its survey address (config_bus_url;
- * a router without bus= has none). Borrows cfg.
+ * a router without bus= has none); standby nodes are dialed `later`.
+ * Borrows cfg.
  */
 void survey_members_of(const config *cfg, bool routers, survey_members *m);
 
 /*
  * surveyor_open copies targets[0..n) and starts dialing every one of them
- * (again and again, for as long as the surveyor lives). Returns KV_OK
+ * (again and again, for as long as the surveyor lives), or, for targets
+ * dialed `later`, from the first survey on. Returns KV_OK
  * with an owned surveyor (free with surveyor_close()), KV_EINVAL for a
  * URL nng cannot dial, or KV_ENOMEM.
  */

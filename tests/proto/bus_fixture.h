@@ -18,7 +18,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -121,6 +123,39 @@ tu_url(char *out, size_t outlen, const char *name)
 {
 	int n = snprintf(out, outlen, "ipc://%s/%s", tu_dir, name);
 	cr_assert(n > 0 && (size_t) n < outlen);
+}
+
+/*
+ * A plain Unix-domain listener at an ipc:// URL, which speaks no nng: it
+ * only shows whether anyone dialed it. tu_unix_listen returns its
+ * descriptor; tu_unix_dialed accepts what is waiting, without blocking,
+ * and says whether anything was.
+ */
+static inline int
+tu_unix_listen(const char *url)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	cr_assert_eq(strncmp(url, "ipc://", 6), 0, "%s", url);
+	cr_assert_lt(strlen(url + 6), sizeof(sa.sun_path));
+	strcpy(sa.sun_path, url + 6);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(bind(fd, (struct sockaddr *) &sa, sizeof(sa)), 0,
+	    "bind %s: %s", url, strerror(errno));
+	cr_assert_eq(listen(fd, 64), 0);
+	return fd;
+}
+
+static inline bool
+tu_unix_dialed(int fd)
+{
+	bool any = false;
+	int c;
+	while ((c = accept(fd, NULL, NULL)) >= 0) {
+		close(c);
+		any = true;
+	}
+	return any;
 }
 
 /* tu_remove_dir removes dir and whatever sockets are left in it. */

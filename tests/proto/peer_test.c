@@ -6,8 +6,9 @@
  * and body; a type without a handler is KV_PROTO; a node never added or
  * not listening is KV_UNAVAILABLE after the connect grace, not the whole
  * timeout; a slow handler is KV_TIMEDOUT; concurrent calls each get their
- * own answer; a dialer that stopped is replaced; closing is clean (run
- * it under LeakSanitizer too).
+ * own answer; a dialer that stopped is replaced; a node added `later` is
+ * dialed only from its first call on; closing is clean (run it under
+ * LeakSanitizer too).
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -109,8 +110,8 @@ setup(void)
 		cr_assert_eq(peer_handle(P[i], T_SLOW, slow, &CTX[i]), KV_OK);
 		cr_assert_eq(peer_listen(P[i], URL[i]), KV_OK);
 	}
-	cr_assert_eq(peer_add(P[0], 1, URL[1]), KV_OK);
-	cr_assert_eq(peer_add(P[1], 0, URL[0]), KV_OK);
+	cr_assert_eq(peer_add(P[0], 1, URL[1], false), KV_OK);
+	cr_assert_eq(peer_add(P[1], 0, URL[0], false), KV_OK);
 }
 
 static void *
@@ -265,7 +266,7 @@ Test(peer, node_not_listening_is_unavailable_after_the_grace)
 	char nobody[128];
 	arena_init(&a);
 	tu_url(nobody, sizeof(nobody), "node2.peer");
-	cr_assert_eq(peer_add(P[0], 2, nobody), KV_OK);
+	cr_assert_eq(peer_add(P[0], 2, nobody, false), KV_OK);
 	int64_t t0 = tu_mono_ms();
 	cr_assert_eq(call(0, 2, T_ECHO, "anyone?", 10000, &a, &r),
 	    KV_UNAVAILABLE);
@@ -292,6 +293,56 @@ Test(peer, node_not_listening_is_unavailable_after_the_grace)
 	    &r)) == KV_OK, 3000), "%s", kv_err_name(rv));
 	expect_body(&r, "now?");
 	peer_close(p2);
+	arena_fini(&a);
+}
+
+/*
+ * A node added `later` (a standby node of the cluster file) is not dialed
+ * until something calls it; the first call dials it and is answered. A
+ * plain Unix listener stands in for the node first, to see any dialing.
+ */
+Test(peer, a_node_added_later_is_dialed_at_its_first_call)
+{
+	arena a;
+	peer_reply r;
+	char url[128];
+	arena_init(&a);
+	tu_url(url, sizeof(url), "node2.peer");
+	int fd = tu_unix_listen(url);
+	cr_assert_eq(peer_add(P[0], 2, url, true), KV_OK);
+	tu_sleep_ms(500); /* nng would have dialed a few times by now */
+	cr_assert_not(tu_unix_dialed(fd), "dialed before any call");
+	cr_assert_neq(call(0, 2, T_ECHO, "x", 300, &a, &r), KV_OK,
+	    "the stand-in speaks no nng");
+	cr_assert(TU_WAIT_FOR(tu_unix_dialed(fd), 2000),
+	    "the first call did not dial");
+	close(fd);
+	unlink(url + 6);
+
+	/* The node itself, at that address: the dialer finds it. */
+	peer *p2;
+	node_ctx c2 = { .self = 2 };
+	cr_assert_eq(peer_open(2, &p2), KV_OK);
+	cr_assert_eq(peer_handle(p2, T_ECHO, echo, &c2), KV_OK);
+	cr_assert_eq(peer_listen(p2, url), KV_OK);
+	kv_err rv = KV_UNAVAILABLE;
+	cr_assert(TU_WAIT_FOR((rv = call(0, 2, T_ECHO, "now?", 5000, &a,
+	    &r)) == KV_OK, 3000), "%s", kv_err_name(rv));
+	expect_body(&r, "now?");
+	peer_close(p2);
+
+	/* Added later and called at once: the first call is answered. */
+	char url3[128];
+	tu_url(url3, sizeof(url3), "node3.peer");
+	peer *p3;
+	node_ctx c3 = { .self = 3 };
+	cr_assert_eq(peer_open(3, &p3), KV_OK);
+	cr_assert_eq(peer_handle(p3, T_ECHO, echo, &c3), KV_OK);
+	cr_assert_eq(peer_listen(p3, url3), KV_OK);
+	cr_assert_eq(peer_add(P[0], 3, url3, true), KV_OK);
+	cr_assert_eq(call(0, 3, T_ECHO, "first", 5000, &a, &r), KV_OK);
+	expect_body(&r, "first");
+	peer_close(p3);
 	arena_fini(&a);
 }
 
@@ -383,8 +434,9 @@ Test(peer, setup_calls_refuse_what_they_cannot_do)
 	cr_assert_eq(peer_handle(p, 0, echo, NULL), KV_EINVAL);
 	cr_assert_eq(peer_handle(p, PEER_TYPES, echo, NULL), KV_EINVAL);
 	cr_assert_eq(peer_handle(p, PEER_TYPES - 1, echo, NULL), KV_OK);
-	cr_assert_eq(peer_add(p, CONFIG_MAX_NODES, URL[0]), KV_EINVAL);
-	cr_assert_eq(peer_add(p, 3, "nope://x"), KV_EINVAL);
+	cr_assert_eq(peer_add(p, CONFIG_MAX_NODES, URL[0], false),
+	    KV_EINVAL);
+	cr_assert_eq(peer_add(p, 3, "nope://x", false), KV_EINVAL);
 	/*
 	 * Nobody listens there: closing a seam while one of its dialers is
 	 * still negotiating a connection leaks that connection in nng 1.5.2
@@ -392,8 +444,9 @@ Test(peer, setup_calls_refuse_what_they_cannot_do)
 	 */
 	char nobody[128];
 	tu_url(nobody, sizeof(nobody), "nobody.peer");
-	cr_assert_eq(peer_add(p, 3, nobody), KV_OK);
-	cr_assert_eq(peer_add(p, 3, URL[1]), KV_EINVAL, "added before");
+	cr_assert_eq(peer_add(p, 3, nobody, false), KV_OK);
+	cr_assert_eq(peer_add(p, 3, URL[1], false), KV_EINVAL,
+	    "added before");
 	/* Node 0 holds URL[0]. */
 	cr_assert_eq(peer_listen(p, URL[0]), KV_IO);
 	peer_close(p);

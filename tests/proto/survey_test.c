@@ -4,7 +4,8 @@
  * folder: respondents that answer with different members, one that is
  * too slow, an address where nothing listens and a member without an
  * address; the results come back in target order, matched by connection,
- * and a survey of members that all answer ends as soon as they have.
+ * and a survey of members that all answer ends as soon as they have;
+ * targets dialed `later` are dialed from the first survey on.
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -227,13 +228,13 @@ Test(survey, every_member_gets_an_answer_or_a_reason_in_target_order)
 	 * another index than its target's: answers go by connection.
 	 */
 	survey_target t[] = {
-		{ MEMBER_NODE, 9, NULL },               /* 0: no address */
-		{ MEMBER_NODE, 1, URLS[W_NODE_PLAIN] }, /* 1 */
-		{ MEMBER_NODE, 5, NOBODY },             /* 2: nobody there */
-		{ MEMBER_ROUTER, 4, URLS[W_ROUTER] },   /* 3: claims index 0 */
-		{ MEMBER_NODE, 3, URLS[W_SLOW] },       /* 4: too slow */
-		{ MEMBER_NODE, 1, URLS[W_NODE_STATS] }, /* 5 */
-		{ MEMBER_ROUTER, 2, "" },               /* 6: no address */
+		{ MEMBER_NODE, 9, NULL, false },        /* 0: no address */
+		{ MEMBER_NODE, 1, URLS[W_NODE_PLAIN], false },        /* 1 */
+		{ MEMBER_NODE, 5, NOBODY, false },      /* 2: nobody there */
+		{ MEMBER_ROUTER, 4, URLS[W_ROUTER], false }, /* 3: says 0 */
+		{ MEMBER_NODE, 3, URLS[W_SLOW], false },   /* 4: too slow */
+		{ MEMBER_NODE, 1, URLS[W_NODE_STATS], false },        /* 5 */
+		{ MEMBER_ROUTER, 2, "", false },        /* 6: no address */
 	};
 	size_t n = sizeof(t) / sizeof(t[0]);
 	survey_result r[7];
@@ -265,9 +266,9 @@ Test(survey, every_member_gets_an_answer_or_a_reason_in_target_order)
 Test(survey, second_survey_on_one_surveyor_works)
 {
 	survey_target t[] = {
-		{ MEMBER_NODE, 1, URLS[W_NODE_STATS] },
-		{ MEMBER_NODE, 3, URLS[W_SLOW] },
-		{ MEMBER_ROUTER, 0, URLS[W_ROUTER] },
+		{ MEMBER_NODE, 1, URLS[W_NODE_STATS], false },
+		{ MEMBER_NODE, 3, URLS[W_SLOW], false },
+		{ MEMBER_ROUTER, 0, URLS[W_ROUTER], false },
 	};
 	survey_result r[3];
 
@@ -311,10 +312,10 @@ Test(survey, second_survey_on_one_surveyor_works)
 Test(survey, survey_ends_when_everyone_answered)
 {
 	survey_target t[] = {
-		{ MEMBER_ROUTER, 0, URLS[W_ROUTER] },
-		{ MEMBER_NODE, 1, URLS[W_NODE_STATS] },
-		{ MEMBER_NODE, 1, URLS[W_NODE_PLAIN] },
-		{ MEMBER_NODE, 7, NULL },
+		{ MEMBER_ROUTER, 0, URLS[W_ROUTER], false },
+		{ MEMBER_NODE, 1, URLS[W_NODE_STATS], false },
+		{ MEMBER_NODE, 1, URLS[W_NODE_PLAIN], false },
+		{ MEMBER_NODE, 7, NULL, false },
 	};
 	survey_result r[4];
 	const int deadline = 3000;
@@ -345,9 +346,9 @@ Test(survey, survey_ends_when_everyone_answered)
 Test(survey, first_survey_right_after_open_reaches_everyone)
 {
 	survey_target t[] = {
-		{ MEMBER_ROUTER, 0, URLS[W_ROUTER] },
-		{ MEMBER_NODE, 1, URLS[W_NODE_STATS] },
-		{ MEMBER_NODE, 1, URLS[W_NODE_PLAIN] },
+		{ MEMBER_ROUTER, 0, URLS[W_ROUTER], false },
+		{ MEMBER_NODE, 1, URLS[W_NODE_STATS], false },
+		{ MEMBER_NODE, 1, URLS[W_NODE_PLAIN], false },
 	};
 	survey_result r[3];
 
@@ -372,8 +373,8 @@ Test(survey, first_survey_right_after_open_reaches_everyone)
 Test(survey, nobody_to_ask_returns_at_once)
 {
 	survey_target t[] = {
-		{ MEMBER_NODE, 0, NULL },
-		{ MEMBER_ROUTER, 0, "" },
+		{ MEMBER_NODE, 0, NULL, false },
+		{ MEMBER_ROUTER, 0, "", false },
 	};
 	survey_result r[2];
 
@@ -387,7 +388,7 @@ Test(survey, nobody_to_ask_returns_at_once)
 
 Test(survey, unreachable_costs_only_the_connect_time)
 {
-	survey_target t[] = { { MEMBER_NODE, 0, NOBODY } };
+	survey_target t[] = { { MEMBER_NODE, 0, NOBODY, false } };
 	survey_result r[1];
 
 	cr_assert_eq(surveyor_open(t, 1, &S), KV_OK);
@@ -403,8 +404,8 @@ Test(survey, member_that_comes_up_later_is_answered)
 {
 	char url[128];
 	tu_url(url, sizeof(url), "late");
-	survey_target t[] = { { MEMBER_ROUTER, 0, URLS[W_ROUTER] },
-		{ MEMBER_NODE, 1, url } };
+	survey_target t[] = { { MEMBER_ROUTER, 0, URLS[W_ROUTER], false },
+		{ MEMBER_NODE, 1, url, false } };
 	survey_result r[2];
 
 	cr_assert_eq(surveyor_open(t, 2, &S), KV_OK);
@@ -434,7 +435,7 @@ Test(survey, member_that_comes_up_later_is_answered)
  */
 Test(survey, a_dialer_that_stopped_is_replaced)
 {
-	survey_target t[] = { { MEMBER_ROUTER, 0, URLS[W_ROUTER] } };
+	survey_target t[] = { { MEMBER_ROUTER, 0, URLS[W_ROUTER], false } };
 	survey_result r[1];
 
 	cr_assert_eq(surveyor_open(t, 1, &S), KV_OK);
@@ -462,12 +463,40 @@ Test(survey, a_dialer_that_stopped_is_replaced)
 	    "answered again before any redial: the plant did not hold");
 }
 
+/*
+ * Targets dialed `later` (standby nodes) are not dialed until the first
+ * survey, which dials them and waits for them as for any target. A plain
+ * Unix listener stands in for one of them, to see any dialing.
+ */
+Test(survey, a_target_dialed_later_is_dialed_from_the_first_survey)
+{
+	char standin[128];
+	tu_url(standin, sizeof(standin), "standin");
+	int fd = tu_unix_listen(standin);
+	survey_target t[] = {
+		{ MEMBER_NODE, 3, standin, .later = true },
+		{ MEMBER_ROUTER, 0, URLS[W_ROUTER], .later = true },
+		{ MEMBER_NODE, 1, URLS[W_NODE_STATS], false },
+	};
+	survey_result r[3];
+	cr_assert_eq(surveyor_open(t, 3, &S), KV_OK);
+	tu_sleep_ms(500); /* nng would have dialed a few times by now */
+	cr_assert_not(tu_unix_dialed(fd), "dialed before any survey");
+	cr_assert_eq(surveyor_ask(S, SURVEY_STATS, 500, 2000, &A, r), KV_OK);
+	expect_outcome(r, 0, SURVEY_UNREACHABLE); /* it speaks no nng */
+	expect_outcome(r, 1, SURVEY_ANSWERED);
+	expect_router(&r[1].m);
+	expect_outcome(r, 2, SURVEY_ANSWERED);
+	cr_assert(tu_unix_dialed(fd), "the survey did not dial");
+	close(fd);
+}
+
 Test(survey, open_refuses_bad_addresses)
 {
 	survey_resp *r2 = NULL;
 	cr_assert_eq(survey_resp_open(URLS[0], answer, &CTX[0], &r2), KV_IO);
 	cr_assert_null(r2);
-	survey_target t[] = { { MEMBER_NODE, 0, "nope://x" } };
+	survey_target t[] = { { MEMBER_NODE, 0, "nope://x", false } };
 	surveyor *s = NULL;
 	cr_assert_eq(surveyor_open(t, 1, &s), KV_EINVAL);
 	cr_assert_null(s);
@@ -539,7 +568,7 @@ Test(survey, close_at_exit_as_a_late_answer_arrives_does_not_hang,
 	tokens = 0;
 	bus_exit_begin();
 	cr_assert_eq(survey_resp_open(url, late_answer, NULL, &lr), KV_OK);
-	survey_target t[] = { { MEMBER_NODE, 0, url } };
+	survey_target t[] = { { MEMBER_NODE, 0, url, false } };
 	for (int round = 0; round < 120; round++) {
 		surveyor *s;
 		arena a;

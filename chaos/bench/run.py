@@ -79,6 +79,10 @@ both of item collections: the load rate, bytes on disk, GetItem
 ratio big / small, a full parallel Scan of each, and every node's peak
 resident size against its budget (chaos/bench/scale.py; JSON in
 .kv/bench/scale.json by default).
+--idle [--vs-build DIR]: the CPU a fresh idle cluster (three nodes, two
+routers) uses, without and with a standby node, per --seconds, medians
+of --rounds; with --vs-build, DIR's cluster turn about with ours
+(chaos/bench/idle.py; JSON in .kv/bench/idle.json by default).
 """
 
 import argparse
@@ -502,6 +506,7 @@ def main():
     ap.add_argument("--move-before", type=float, default=30)
     ap.add_argument("--move-after", type=float, default=5)
     ap.add_argument("--move-store-rounds", type=int, default=3)
+    ap.add_argument("--idle", action="store_true")
     ap.add_argument("--scale", action="store_true")
     ap.add_argument("--items", type=int, default=10000000)
     ap.add_argument("--small-items", type=int, default=10000)
@@ -513,7 +518,8 @@ def main():
     args = ap.parse_args()
     if args.json is None:
         args.json = os.path.join(REPO, ".kv", "bench", "move.json"
-                                 if args.move else "scale.json"
+                                 if args.move else "idle.json" if args.idle
+                                 else "scale.json"
                                  if args.scale else "gsi.json" if args.gsi
                                  else "txn.json" if args.txn
                                  else "latest.json")
@@ -549,6 +555,9 @@ def main():
             return propagation(args)
         if args.memory:
             return memory(args)
+        if args.idle:
+            import idle
+            return idle.bench_idle(args)
         if args.scale:
             import scale
             return scale.bench_scale(args, kvload, start_cluster, LIFTED)

@@ -51,15 +51,17 @@ def bench_idle(args):
           "three nodes and two routers, without and with a standby node"
           % (os.cpu_count(), args.seconds, args.rounds))
     got = {(b, s): [] for b, _ in builds for s in (False, True)}
+    width = max(len(b) for b, _ in builds)
     for r in range(args.rounds):
         for standby in (False, True):
             order = builds if r % 2 == 0 else list(reversed(builds))
             for name, build in order:
                 pct = one(build, standby, args.seconds)
                 got[(name, standby)].append(pct)
-                print("  round %d, %-8s %-12s %5.2f %% of a core" % (
-                    r + 1, name, "standby" if standby else "no standby",
-                    pct), flush=True)
+                print("  round %d, %-*s %-10s %5.2f %% of a core" % (
+                    r + 1, width, name,
+                    "standby" if standby else "no standby", pct),
+                    flush=True)
     print("\n| build | no standby node | a standby node |\n|---|---|---|")
     out = []
     for name, _ in builds:

@@ -93,12 +93,12 @@ kv_err bus_dial(nng_socket s, const char *url, atomic_int *id);
  * for BUS_REDIAL_MS (six of nng's redials at their longest interval),
  * the dialer is closed and a fresh one started; a peer that is really
  * down only gets a fresh dialer every few seconds. A fresh dialer dials
- * at once, then again within BUS_DOWN_RECONNECT_MS of each failure (nng
- * draws each wait at random below it: half a second on average), instead
- * of starting again from BUS_RECONNECT_MIN_MS: a peer that stays down
- * (a standby node of the cluster file) costs each process that dials it
- * about two attempts a second, where the doubling from 20 ms restarted
- * at every replacement made it five to twelve.
+ * at once, then again within BUS_DOWN_RECONNECT_MS of each failure,
+ * instead of starting again from BUS_RECONNECT_MIN_MS. (nng 1.5.2 draws
+ * each wait at random below its setting, but half its draws come out
+ * negative, which is no wait: about four attempts a second here, where
+ * the doubling from 20 ms, restarted at every replacement, made it up
+ * to twelve.)
  *
  * A dialer may also be set up without dialing (bus_dialer_init), for a
  * peer that is not expected up (a standby node of the cluster file): it

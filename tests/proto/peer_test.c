@@ -259,6 +259,27 @@ Test(peer, a_dialer_that_stopped_is_replaced)
 	arena_fini(&a);
 }
 
+/* A third seam, node c->self, echoing at url. */
+static peer *
+echo_node(node_ctx *c, const char *url)
+{
+	peer *p;
+	cr_assert_eq(peer_open(c->self, &p), KV_OK);
+	cr_assert_eq(peer_handle(p, T_ECHO, echo, c), KV_OK);
+	cr_assert_eq(peer_listen(p, url), KV_OK);
+	return p;
+}
+
+/* Node 0's calls to node `to` are answered within 3 s. */
+static void
+expect_found(uint32_t to, arena *a, peer_reply *r)
+{
+	kv_err rv = KV_UNAVAILABLE;
+	cr_assert(TU_WAIT_FOR((rv = call(0, to, T_ECHO, "now?", 5000, a,
+	    r)) == KV_OK, 3000), "%s", kv_err_name(rv));
+	expect_body(r, "now?");
+}
+
 Test(peer, node_not_listening_is_unavailable_after_the_grace)
 {
 	arena a;
@@ -283,15 +304,9 @@ Test(peer, node_not_listening_is_unavailable_after_the_grace)
 	cr_assert_lt(tu_mono_ms() - t0, 50 + 500);
 
 	/* Once it listens, the dialer finds it. */
-	peer *p2;
 	node_ctx c2 = { .self = 2 };
-	cr_assert_eq(peer_open(2, &p2), KV_OK);
-	cr_assert_eq(peer_handle(p2, T_ECHO, echo, &c2), KV_OK);
-	cr_assert_eq(peer_listen(p2, nobody), KV_OK);
-	kv_err rv = KV_UNAVAILABLE;
-	cr_assert(TU_WAIT_FOR((rv = call(0, 2, T_ECHO, "now?", 5000, &a,
-	    &r)) == KV_OK, 3000), "%s", kv_err_name(rv));
-	expect_body(&r, "now?");
+	peer *p2 = echo_node(&c2, nobody);
+	expect_found(2, &a, &r);
 	peer_close(p2);
 	arena_fini(&a);
 }
@@ -320,25 +335,16 @@ Test(peer, a_node_added_later_is_dialed_at_its_first_call)
 	unlink(url + 6);
 
 	/* The node itself, at that address: the dialer finds it. */
-	peer *p2;
 	node_ctx c2 = { .self = 2 };
-	cr_assert_eq(peer_open(2, &p2), KV_OK);
-	cr_assert_eq(peer_handle(p2, T_ECHO, echo, &c2), KV_OK);
-	cr_assert_eq(peer_listen(p2, url), KV_OK);
-	kv_err rv = KV_UNAVAILABLE;
-	cr_assert(TU_WAIT_FOR((rv = call(0, 2, T_ECHO, "now?", 5000, &a,
-	    &r)) == KV_OK, 3000), "%s", kv_err_name(rv));
-	expect_body(&r, "now?");
+	peer *p2 = echo_node(&c2, url);
+	expect_found(2, &a, &r);
 	peer_close(p2);
 
 	/* Added later and called at once: the first call is answered. */
 	char url3[128];
 	tu_url(url3, sizeof(url3), "node3.peer");
-	peer *p3;
 	node_ctx c3 = { .self = 3 };
-	cr_assert_eq(peer_open(3, &p3), KV_OK);
-	cr_assert_eq(peer_handle(p3, T_ECHO, echo, &c3), KV_OK);
-	cr_assert_eq(peer_listen(p3, url3), KV_OK);
+	peer *p3 = echo_node(&c3, url3);
 	cr_assert_eq(peer_add(P[0], 3, url3, true), KV_OK);
 	cr_assert_eq(call(0, 3, T_ECHO, "first", 5000, &a, &r), KV_OK);
 	expect_body(&r, "first");

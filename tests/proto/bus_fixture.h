@@ -62,8 +62,8 @@ tu_sleep_ms(int ms)
 
 /*
  * tu_parallel runs fn(args[0..n)) on n threads at once and waits for them
- * all: closing several sockets each of which waits up to BUS_TICK_MS for
- * its thread costs one tick instead of n.
+ * all: closing several things, each of which may wait for its threads,
+ * costs the longest wait instead of their sum.
  */
 static inline void
 tu_parallel(void *(*fn)(void *), void *const *args, size_t n)

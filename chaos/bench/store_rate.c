@@ -22,15 +22,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "store.h"
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
-}
 
 static uint64_t
 next_rand(uint64_t *s)
@@ -107,7 +100,7 @@ main(int argc, char **argv)
 	store_batch b;
 	store_batch_init(&b);
 	uint64_t written = 0, records = 0, batches = 0;
-	double t0 = now_s();
+	double t0 = clock_mono_s();
 	while (written < total) {
 		b.n = 0;
 		for (uint64_t j = 0; j < per_batch && written < total; j++) {
@@ -134,7 +127,7 @@ main(int argc, char **argv)
 		}
 		batches++;
 	}
-	double secs = now_s() - t0;
+	double secs = clock_mono_s() - t0;
 	store_batch_fini(&b);
 	store_close(st);
 	free(vals);

@@ -24,9 +24,9 @@
 #include <time.h>
 
 #include "bytes.h"
-#include "clock.h"
 #include "catalog_int.h"
 #include "catalog_node.h"
+#include "clock.h"
 #include "cluster.h"
 #include "move.h"
 #include "node.h"
@@ -631,14 +631,6 @@ random_id(void)
 	return v != 0 ? v : 1;
 }
 
-static double
-mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
-}
-
 /*
  * For tests of crashes at each step: a move asked with limit = k pauses
  * max_bytes ms after step k (MOVE_PAUSE_*), so that a node can be
@@ -703,7 +695,7 @@ run_move(node *n, const rpc_request *ask, move_rec *m, const table *t,
 	step = "copy";
 	rpc_request copy = { .op = RPC_MOVE_STEP, .limit = MOVE_STEP_COPY,
 	    .table_id = m->table_id, .part = m->part, .move_id = m->id };
-	double paced_from = mono_s();
+	double paced_from = clock_mono_s();
 	for (uint64_t chunk = 1;; chunk++) {
 		arena ca;
 		arena_init(&ca);
@@ -731,7 +723,7 @@ run_move(node *n, const rpc_request *ask, move_rec *m, const table *t,
 		pause_after(ask, MOVE_PAUSE_CHUNK);
 		/* Chunk k is due no sooner than k chunks at the paced rate. */
 		double due = paced_from + (double) chunk * MOVE_CHUNK_BYTES /
-		    (MOVE_COPY_MB_S * 1048576.0) - mono_s();
+		    (MOVE_COPY_MB_S * 1048576.0) - clock_mono_s();
 		if (due > 0) {
 			struct timespec ts = { .tv_sec = (time_t) due,
 			    .tv_nsec = (long) ((due - (double) (time_t) due) *
@@ -769,7 +761,7 @@ run_move(node *n, const rpc_request *ask, move_rec *m, const table *t,
 	}
 	pause_after(ask, MOVE_PAUSE_CATCH_UP);
 	step = "fence";
-	double t0 = mono_s();
+	double t0 = clock_mono_s();
 	rpc_request fence = { .op = RPC_MOVE_FENCE, .table_id = m->table_id,
 	    .part = m->part, .epoch = m->epoch + 1, .move_id = m->id };
 	if ((rv = move_call(n, m->from, &fence, a, &resp,
@@ -793,7 +785,7 @@ run_move(node *n, const rpc_request *ask, move_rec *m, const table *t,
 			goto fail;
 		}
 	}
-	*fenced_s = mono_s() - t0;
+	*fenced_s = clock_mono_s() - t0;
 	return KV_OK;
 fail:
 	snprintf(why, whylen, "%s failed: %s%s%s", step, kv_err_name(rv),
@@ -811,7 +803,7 @@ reshape_move(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 	table snap = { 0 }, handed = { 0 };
 	char why[256] = "";
 	uint64_t items = 0;
-	double fenced_s = 0, t0 = mono_s();
+	double fenced_s = 0, t0 = clock_mono_s();
 	catalog *c = NULL;
 	jbuf ev = { 0 };
 
@@ -951,7 +943,7 @@ reshape_move(node *n, const rpc_request *req, arena *a, rpc_response *resp)
 		move_call(n, m.from, &end, a, &er, MOVE_STEP_MS);
 		wire_response_fini(&er);
 	}
-	double secs = mono_s() - t0;
+	double secs = clock_mono_s() - t0;
 	pthread_mutex_lock(&cs->mu);
 	const partition *sp = NULL;
 	for (size_t i = 0; i < snap.n_parts; i++)

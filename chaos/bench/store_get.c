@@ -119,6 +119,7 @@ load(store *st, uint32_t tid, uint64_t items, zipf_rng *rng)
 			if (store_batch_add(&b, STORE_PUT, keys[j], kl, vals[j],
 			    VALUE_BYTES) != KV_OK) {
 				fprintf(stderr, "kv-store-get: out of memory\n");
+				store_batch_fini(&b);
 				return -1;
 			}
 		}
@@ -126,6 +127,7 @@ load(store *st, uint32_t tid, uint64_t items, zipf_rng *rng)
 		if (rv != KV_OK) {
 			fprintf(stderr, "kv-store-get: write failed: %s\n",
 			    kv_err_name(rv));
+			store_batch_fini(&b);
 			return -1;
 		}
 	}
@@ -208,8 +210,9 @@ count_item(void *arg, const uint8_t *k, size_t kl, const uint8_t *v,
 static int
 warm_up(store *st, uint32_t tid, const zipf *z, zipf_rng *rng, double secs)
 {
-	uint8_t lo[4] = { 0, 0, 0, (uint8_t) tid };
-	uint8_t hi[4] = { 0, 0, 0, (uint8_t) (tid + 1) };
+	uint8_t lo[4], hi[4];
+	keyenc_table_prefix(tid, lo);
+	keyenc_table_prefix(tid + 1, hi);
 	uint64_t n = 0;
 	double t0 = clock_mono_s();
 	if (store_scan(st, lo, 4, hi, 4, count_item, &n) != KV_OK ||
@@ -218,9 +221,9 @@ warm_up(store *st, uint32_t tid, const zipf *z, zipf_rng *rng, double secs)
 	store_memory m;
 	store_memory_of(st, &m);
 	printf("warm: %" PRIu64 " items scanned and %.0f s of reads in "
-	    "%.0f s; block cache %.0f of %.0f MB\n", n, secs, clock_mono_s() - t0,
-	    (double) m.cache / (1 << 20), (double) m.cache_capacity /
-	    (1 << 20));
+	    "%.0f s; block cache %.0f of %.0f MB\n", n, secs,
+	    clock_mono_s() - t0, (double) m.cache / (1 << 20),
+	    (double) m.cache_capacity / (1 << 20));
 	fflush(stdout);
 	return 0;
 }

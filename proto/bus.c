@@ -55,13 +55,15 @@ bus_setup(nng_socket s)
 kv_err
 bus_listen(nng_socket s, const char *url, const char *what)
 {
-	int rv = nng_listen(s, url, NULL, 0);
+	nng_listener l;
+	int rv = nng_listen(s, url, &l, 0);
 	if (rv != 0) {
 		fprintf(stderr, "kv: cannot listen on %s (%s): %s\n", url,
 		    what, nng_strerror(rv));
 		return rv == NNG_EADDRINVAL || rv == NNG_EINVAL ||
 		    rv == NNG_ENOTSUP ? KV_EINVAL : KV_IO;
 	}
+	bus_guard_add(s, l, url, what);
 	return KV_OK;
 }
 

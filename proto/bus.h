@@ -66,10 +66,32 @@ kv_err bus_setup(nng_socket s);
 
 /*
  * bus_listen binds s to url and listens; a failure is printed to stderr
- * with what (the socket's role) and returned (KV_IO when the address is
- * taken or cannot be bound).
+ * with what (the socket's role, a string that lives as long as the
+ * process) and returned (KV_IO when the address is taken or cannot be
+ * bound). The listener is guarded (bus_guard.c): should nng stop taking
+ * its connections (nng 1.5.2's issue #1518, after a peer left during the
+ * handshake), it is made again within a few seconds. A socket of a
+ * request, survey or publish protocol is guarded; its owner calls
+ * bus_unlisten(s) before closing it.
  */
 kv_err bus_listen(nng_socket s, const char *url, const char *what);
+
+#define BUS_GUARD_EVERY_MS 2000 /* a probe of each listener this often */
+#define BUS_GUARD_WAIT_MS 2000  /* for the socket to take the probe */
+#define BUS_GUARD_MISSES 2      /* probes in a row it did not take */
+#define BUS_GUARD_URL_MAX 256
+
+/* bus_unlisten: s's listener is no longer guarded (s is being closed). */
+void bus_unlisten(nng_socket s);
+
+/* bus_guard_add guards listener l of s on url (bus_listen calls it). */
+void bus_guard_add(nng_socket s, nng_listener l, const char *url,
+    const char *what);
+
+/* For tests: the guard stops (off) or resumes probing, and how many
+ * listeners it has made again in this process. */
+void bus_guard_set_off(bool off);
+unsigned bus_guard_relistened(void);
 
 /*
  * bus_dial starts dialing url from s without waiting for the connection

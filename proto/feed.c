@@ -130,6 +130,7 @@ feed_pub_open(const char *url, uint64_t version, feed_pub **out)
 	kv_err rv = pub_listen_locked(p);
 	if (rv == KV_OK && pthread_create(&p->hb, NULL, heartbeat_run, p) !=
 	    0) {
+		bus_unlisten(p->sock);
 		nng_close(p->sock);
 		rv = KV_ENOMEM;
 	}
@@ -223,6 +224,7 @@ feed_pub_disconnect(feed_pub *p, uint32_t ms)
 {
 	pthread_mutex_lock(&p->mu);
 	if (p->open) {
+		bus_unlisten(p->sock);
 		nng_close(p->sock);
 		p->open = false;
 	}
@@ -247,8 +249,10 @@ feed_pub_close(feed_pub *p)
 	pthread_mutex_unlock(&p->mu);
 	pthread_join(p->hb, NULL);
 	/* At exit the socket stays open to the end (bus_exit.h). */
-	if (p->open && !bus_exit_started())
+	if (p->open && !bus_exit_started()) {
+		bus_unlisten(p->sock);
 		nng_close(p->sock);
+	}
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
 	free(p);

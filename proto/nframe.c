@@ -197,6 +197,7 @@ nframe_serve(const char *url, nframe_serve_fn fn, void *arg,
 	if (e == KV_OK && pthread_create(&s->th, NULL, serve_run, s) != 0)
 		e = KV_ENOMEM;
 	if (e != KV_OK) {
+		bus_unlisten(s->sock);
 		nng_close(s->sock);
 		nng_aio_free(s->aio);
 		free(s);
@@ -216,7 +217,9 @@ nframe_server_close(nframe_server *s)
 	pthread_join(s->th, NULL);
 	nng_aio_free(s->aio);
 	/* At exit the socket stays open to the end (bus_exit.h). */
-	if (!bus_exit_started())
+	if (!bus_exit_started()) {
+		bus_unlisten(s->sock);
 		nng_close(s->sock);
+	}
 	free(s);
 }

@@ -319,8 +319,10 @@ peer_close(peer *p)
 	}
 	if (bus_exit_started())
 		return; /* the sockets stay to the exit, and p with them */
-	if (p->listening)
+	if (p->listening) {
+		bus_unlisten(p->srv);
 		nng_close(p->srv);
+	}
 	for (size_t i = 0; i < CONFIG_MAX_NODES; i++)
 		if (p->nodes[i].added) {
 			nng_close(p->nodes[i].sock);

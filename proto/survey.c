@@ -100,6 +100,7 @@ survey_resp_open(const char *url, survey_answer_fn fn, void *arg,
 	if (e == KV_OK && pthread_create(&r->th, NULL, resp_run, r) != 0)
 		e = KV_ENOMEM;
 	if (e != KV_OK) {
+		bus_unlisten(r->sock);
 		nng_close(r->sock);
 		nng_aio_free(r->aio);
 		free(r);
@@ -119,8 +120,10 @@ survey_resp_close(survey_resp *r)
 	pthread_join(r->th, NULL);
 	nng_aio_free(r->aio);
 	/* At exit the socket stays open to the end (bus_exit.h). */
-	if (!bus_exit_started())
+	if (!bus_exit_started()) {
+		bus_unlisten(r->sock);
 		nng_close(r->sock);
+	}
 	free(r);
 }
 

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bus.h" /* bus_guard_relistened */
 #include "bus_fixture.h"
 #include "config.h"
 #include "peer.h"
@@ -486,5 +487,54 @@ Test(peer, close_after_calls_is_clean)
 	kv_err rv = call(0, 1, T_ECHO, "gone", 500, &a, &r);
 	cr_assert(rv == KV_UNAVAILABLE || rv == KV_TIMEDOUT, "%s",
 	    kv_err_name(rv));
+	arena_fini(&a);
+}
+
+/* Connects to the Unix socket of an ipc:// URL and leaves at once, in
+ * the middle of nng's handshake. */
+static void
+cut_handshake(const char *url)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	cr_assert_geq(fd, 0);
+	cr_assert_lt(strlen(url + 6), sizeof(sa.sun_path));
+	memcpy(sa.sun_path, url + 6, strlen(url + 6) + 1);
+	(void) connect(fd, (struct sockaddr *) &sa, sizeof(sa));
+	close(fd);
+	tu_sleep_ms(20);
+}
+
+/*
+ * nng 1.5.2 (issue #1518) stops taking connections on a listener after a
+ * peer left during the handshake; a dialer then believes it is connected
+ * and its calls are never read. The guard (bus_guard.c) makes the
+ * listener again: a caller that comes after the cut is answered.
+ */
+Test(peer, a_listener_whose_handshake_was_cut_takes_calls_again)
+{
+	arena a;
+	peer_reply r;
+	arena_init(&a);
+	unsigned before = bus_guard_relistened();
+	for (int i = 0; i < 5; i++)
+		cut_handshake(URL[1]);
+	peer *late;
+	cr_assert_eq(peer_open(7, &late), KV_OK);
+	cr_assert_eq(peer_add(late, 1, URL[1], false), KV_OK);
+	kv_err rv = KV_UNAVAILABLE;
+	int64_t t0 = tu_mono_ms();
+	while ((rv = peer_call(late, 1, T_ECHO, (const uint8_t *) "late", 4,
+	    1000, &a, &r)) != KV_OK && tu_mono_ms() - t0 < 20000)
+		;
+	cr_assert_eq(rv, KV_OK, "a caller after the cut: %s after %lld ms",
+	    kv_err_name(rv), (long long) (tu_mono_ms() - t0));
+	expect_body(&r, "late");
+	/* The old callers' connection is dropped with the listener it came
+	 * through: they connect again. */
+	expect_found(1, &a, &r);
+	cr_log_info("answered %lld ms after the cut; listeners made again: %u",
+	    (long long) (tu_mono_ms() - t0), bus_guard_relistened() - before);
+	peer_close(late);
 	arena_fini(&a);
 }

@@ -12,6 +12,9 @@ synchronously, in the request):
     gives every write a new g1 and g2, so that each write moves its
     entry in both indexes (a delete and a put in each: four index
     records per write, the heavy case). Items: 150-byte pad, 10,000 keys.
+    The same again into two more tables with keys drawn from ten
+    million, so that nearly every put makes a new item (two index
+    records a write, no deletes): printed, not judged.
  2. Replication lag while the indexed puts run at full speed: every
     100 ms the bench reads each node's kv_index_outbox_oldest_seconds
     (the age of the oldest record still waiting, per index) and keeps
@@ -51,8 +54,17 @@ import urllib.request
 
 from measure import cpu_seconds
 
-TABLES = {"plain": False, "indexed": True}
+TABLES = {"plain": False, "indexed": True,
+          "plain_new": False, "indexed_new": True}
+# The put runs: name -> (table, keys). "plain" and "indexed" overwrite
+# KEYS items, each write moving its entries (the heavy case, judged);
+# "plain_new" and "indexed_new" draw from NEW_KEYS keys, so that nearly
+# every put makes a new item (two index records a write, no deletes).
 KEYS = 10000
+NEW_KEYS = 10000000
+RUNS = {"plain": ("plain", KEYS), "indexed": ("indexed", KEYS),
+        "plain_new": ("plain_new", NEW_KEYS),
+        "indexed_new": ("indexed_new", NEW_KEYS)}
 BUCKETS = 256                # the values of g1 (kv-load --index-keys)
 QUERY_INDEX = "by_bucket"    # the GSI the Query runs read
 LAG_LIMIT_S = 0.100
@@ -169,14 +181,15 @@ def p99(xs):
     return xs[max(0, -(-99 * len(xs) // 100) - 1)] if xs else None
 
 
-def put_run(args, kvload, t, table):
-    """PutItem/s into table on target t, and t's processes' CPU per
-    PutItem in microseconds (what the rate alone hides on a shared
+def put_run(args, kvload, t, run):
+    """PutItem/s of run `run` (RUNS) on target t, and t's processes' CPU
+    per PutItem in microseconds (what the rate alone hides on a shared
     machine)."""
     url = t.url
+    table, keys = RUNS[run]
     c0 = cpu_seconds(t.pids)
     s = kvload(args, url, [
-        "--table", table, "--workload", "put", "--keys", str(KEYS),
+        "--table", table, "--workload", "put", "--keys", str(keys),
         "--index-keys", "--connections", str(args.connections),
         "--duration", str(args.seconds)])
     if s.get("_failed"):
@@ -239,6 +252,10 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
     kv = start_cluster(args, lifted, "kv")
     kv_cluster = args.clusters[-1]
     targets = [kv] + start_peers(args, with_url=False)
+    # Our clusters by target: kv, and --vs-build's (started last).
+    ours = {kv.name: kv_cluster}
+    if args.vs_build:
+        ours[targets[-1].name] = args.clusters[-1]
     print("kv bench --gsi: %d cores; PutItem closed loop, %d connections, "
           "%g s per run, %d rounds; tables without and with two GSIs; "
           "targets: %s" % (os.cpu_count(), args.connections, args.seconds,
@@ -247,12 +264,12 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
     for t in targets:
         for name, indexed in TABLES.items():
             create(t.url, name, indexed)
-    rates = {t.name: {n: [] for n in TABLES} for t in targets}
-    cpu = {t.name: {n: [] for n in TABLES} for t in targets}
+    rates = {t.name: {n: [] for n in RUNS} for t in targets}
+    cpu = {t.name: {n: [] for n in RUNS} for t in targets}
     lag, drained = [], []
     for r in range(args.rounds):
         for t in targets:
-            for name in TABLES:
+            for name in RUNS:
                 with Alone(targets, t):
                     if t is kv and name == "indexed":
                         with LagSampler(kv_cluster.node_metrics) as ls:
@@ -261,17 +278,19 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
                         drained.append(drain(kv_cluster.node_metrics))
                     else:
                         ops, us = put_run(args, kvload, t, name)
+                        if t.name in ours and TABLES[RUNS[name][0]]:
+                            # Not into the next run's time or CPU.
+                            drain(ours[t.name].node_metrics)
                 rates[t.name][name].append(ops)
                 cpu[t.name][name].append(us)
-                print("  round %d %-9s %-8s %9.0f PutItem/s  CPU %6.1f "
+                print("  round %d %-9s %-11s %9.0f PutItem/s  CPU %6.1f "
                       "us/PutItem" % (r + 1, t.name, name, ops, us),
                       flush=True)
     # Query on a GSI, every target holding the same items.
     query_drain = None
     for t in targets:
         with Alone(targets, t):
-            took = query_fill(args, kvload, t,
-                              kv_cluster if t is kv else None)
+            took = query_fill(args, kvload, t, ours.get(t.name))
         if t is kv:
             query_drain = took
     p99s = {t.name: [] for t in targets}
@@ -281,7 +300,7 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
                 ops, p99_ms = query_run(args, kvload, t.url)
             rates[t.name].setdefault("query", []).append(ops)
             p99s[t.name].append(p99_ms)
-            print("  round %d %-9s %-8s %9.0f Query/s  p99 %6.2f ms" % (
+            print("  round %d %-9s %-11s %9.0f Query/s  p99 %6.2f ms" % (
                 r + 1, t.name, "query", ops, p99_ms), flush=True)
     # Backfill.
     fill = None
@@ -315,6 +334,8 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
             (t, dict((n, statistics.median(v)) for n, v in by.items()))
             for t, by in cpu.items()),
         "indexed_over_plain": ours,
+        "new_items_indexed_over_plain":
+            med["kv"]["indexed_new"] / med["kv"]["plain_new"],
         "lag_samples": len(lag),
         "lag_median_s": statistics.median(lag) if lag else None,
         "lag_p99_s": p99(lag), "lag_max_s": max(lag) if lag else None,
@@ -332,6 +353,11 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
                   t, med[t]["plain"], med[t]["indexed"],
                   med[t]["indexed"] / med[t]["plain"], cm["plain"],
                   cm["indexed"]))
+        print("%-9s new items: PutItem/s without indexes %9.0f, with two "
+              "GSIs %9.0f (%.2fx); CPU per PutItem %.1f and %.1f us" % (
+                  t, med[t]["plain_new"], med[t]["indexed_new"],
+                  med[t]["indexed_new"] / med[t]["plain_new"],
+                  cm["plain_new"], cm["indexed_new"]))
     for t in med:
         print("%-9s Query/s on GSI %s (Limit 10) %9.0f, p99 %.2f ms" % (
             t, QUERY_INDEX, med[t]["query"],
@@ -344,6 +370,9 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
         vs = med["kv"]["indexed"] / med[peer]["indexed"]
         res["vs_" + peer] = vs
         print("kv / %s, with two GSIs: %.1fx" % (peer, vs))
+        nvs = med["kv"]["indexed_new"] / med[peer]["indexed_new"]
+        res["new_items_vs_" + peer] = nvs
+        print("kv / %s, with two GSIs, new items: %.1fx" % (peer, nvs))
         qvs = med["kv"]["query"] / med[peer]["query"]
         res["query_vs_" + peer] = qvs
         print("kv / %s, Query on a GSI: %.1fx" % (peer, qvs))

@@ -70,13 +70,13 @@ kv_err bus_setup(nng_socket s);
  * process) and returned (KV_IO when the address is taken or cannot be
  * bound). The listener is guarded (bus_guard.c): should nng stop taking
  * its connections (nng 1.5.2's issue #1518, after a peer left during the
- * handshake), it is made again within a few seconds. A socket of a
+ * handshake), it is made again within about 10 s. A socket of a
  * request, survey or publish protocol is guarded; its owner calls
  * bus_unlisten(s) before closing it.
  */
 kv_err bus_listen(nng_socket s, const char *url, const char *what);
 
-#define BUS_GUARD_EVERY_MS 2000 /* a probe of each listener this often */
+#define BUS_GUARD_EVERY_MS 4000 /* a probe of each listener this often */
 #define BUS_GUARD_WAIT_MS 2000  /* for the socket to take the probe */
 #define BUS_GUARD_MISSES 2      /* probes in a row it did not take */
 #define BUS_GUARD_URL_MAX 256

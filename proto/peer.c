@@ -226,27 +226,31 @@ peer_plant_dead_dialer(peer *p, uint32_t node)
 		bus_dialer_plant_dead(&p->nodes[node].d);
 }
 
-/* Sends or receives on ctx through aio; the nng result. */
+/* Receives on ctx through aio until end; the nng result. */
 static int
-step(nng_ctx ctx, nng_aio *aio, bool send, int64_t end)
+recv_until(nng_ctx ctx, nng_aio *aio, int64_t end)
 {
 	int64_t left = end - bus_mono_ms();
 	if (left <= 0)
 		return NNG_ETIMEDOUT;
 	nng_aio_set_timeout(aio, (nng_duration) left);
-	if (send)
-		nng_ctx_send(ctx, aio);
-	else
-		nng_ctx_recv(ctx, aio);
+	nng_ctx_recv(ctx, aio);
 	nng_aio_wait(aio);
 	return nng_aio_result(aio);
 }
 
+/* A call whose request is on its way (peer_call_start). */
+struct peer_pending {
+	nng_ctx ctx;
+	nng_aio *aio;
+	int64_t end;
+};
+
 kv_err
-peer_call(peer *p, uint32_t node, uint32_t type, const uint8_t *body,
-    size_t len, int timeout_ms, arena *a, peer_reply *out)
+peer_call_start(peer *p, uint32_t node, uint32_t type, const uint8_t *body,
+    size_t len, int timeout_ms, peer_pending **out)
 {
-	memset(out, 0, sizeof(*out));
+	*out = NULL;
 	if (node >= CONFIG_MAX_NODES || !p->nodes[node].added)
 		return KV_UNAVAILABLE;
 	remote *r = &p->nodes[node];
@@ -267,42 +271,75 @@ peer_call(peer *p, uint32_t node, uint32_t type, const uint8_t *body,
 	kv_err rv = wire_pack_peer_msg(&pm, &buf, &blen);
 	if (rv != KV_OK)
 		return rv;
-	nng_ctx ctx;
-	nng_aio *aio = NULL;
+	peer_pending *pp = calloc(1, sizeof(*pp));
 	nng_msg *m = NULL;
-	int nrv = nng_ctx_open(&ctx, r->sock);
+	int nrv = pp == NULL ? NNG_ENOMEM : nng_ctx_open(&pp->ctx, r->sock);
 	if (nrv != 0) {
 		free(buf);
+		free(pp);
 		return bus_err(nrv);
 	}
+	pp->end = end;
 	/* No resend on a timer: only a broken connection resends. */
-	nng_ctx_set_ms(ctx, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
-	if ((nrv = nng_aio_alloc(&aio, NULL, NULL)) == 0 &&
+	nng_ctx_set_ms(pp->ctx, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
+	if ((nrv = nng_aio_alloc(&pp->aio, NULL, NULL)) == 0 &&
 	    (nrv = nng_msg_alloc(&m, 0)) == 0 &&
 	    (nrv = nng_msg_append(m, buf, blen)) == 0) {
-		nng_aio_set_msg(aio, m);
-		if ((nrv = step(ctx, aio, true, end)) != 0)
-			goto out; /* m is still ours */
-		m = NULL;
-		if ((nrv = step(ctx, aio, false, end)) == 0) {
-			m = nng_aio_get_msg(aio);
-			peer_reply tmp;
-			rv = wire_unpack_peer_reply(nng_msg_body(m),
-			    nng_msg_len(m), a, &tmp);
-			if (rv == KV_OK)
-				*out = tmp;
-		}
+		int64_t left = end - bus_mono_ms();
+		nng_aio_set_msg(pp->aio, m);
+		nng_aio_set_timeout(pp->aio, (nng_duration) (left > 0 ?
+		    left : 1));
+		nng_ctx_send(pp->ctx, pp->aio);
+		free(buf);
+		*out = pp;
+		return KV_OK;
 	}
-out:
 	free(buf);
 	if (m != NULL)
 		nng_msg_free(m);
-	nng_aio_free(aio);
-	nng_ctx_close(ctx);
+	nng_aio_free(pp->aio);
+	nng_ctx_close(pp->ctx);
+	free(pp);
+	return bus_err(nrv) == KV_ENOMEM ? KV_ENOMEM : KV_UNAVAILABLE;
+}
+
+kv_err
+peer_call_end(peer_pending *pp, arena *a, peer_reply *out)
+{
+	kv_err rv = KV_OK;
+	nng_msg *m = NULL;
+	memset(out, 0, sizeof(*out));
+	nng_aio_wait(pp->aio);
+	int nrv = nng_aio_result(pp->aio);
+	if (nrv != 0)
+		m = nng_aio_get_msg(pp->aio); /* not sent: still ours */
+	else if ((nrv = recv_until(pp->ctx, pp->aio, pp->end)) == 0) {
+		m = nng_aio_get_msg(pp->aio);
+		peer_reply tmp;
+		rv = wire_unpack_peer_reply(nng_msg_body(m), nng_msg_len(m), a,
+		    &tmp);
+		if (rv == KV_OK)
+			*out = tmp;
+	}
+	if (m != NULL)
+		nng_msg_free(m);
+	nng_aio_free(pp->aio);
+	nng_ctx_close(pp->ctx);
+	free(pp);
 	if (nrv != 0)
 		return bus_err(nrv) == KV_ENOMEM ? KV_ENOMEM :
 		    nrv == NNG_ETIMEDOUT ? KV_TIMEDOUT : KV_UNAVAILABLE;
 	return rv;
+}
+
+kv_err
+peer_call(peer *p, uint32_t node, uint32_t type, const uint8_t *body,
+    size_t len, int timeout_ms, arena *a, peer_reply *out)
+{
+	peer_pending *pp;
+	memset(out, 0, sizeof(*out));
+	kv_err rv = peer_call_start(p, node, type, body, len, timeout_ms, &pp);
+	return rv == KV_OK ? peer_call_end(pp, a, out) : rv;
 }
 
 void

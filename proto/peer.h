@@ -95,6 +95,17 @@ kv_err peer_call(peer *p, uint32_t node, uint32_t type, const uint8_t *body,
     size_t len, int timeout_ms, arena *a, peer_reply *out);
 
 /*
+ * The two halves of peer_call, for a caller that has several calls to
+ * make at once: peer_call_start returns once the request is on its way
+ * (KV_OK, *out the call) or with peer_call's failures; peer_call_end
+ * waits for the reply as peer_call does, and frees the call.
+ */
+typedef struct peer_pending peer_pending;
+kv_err peer_call_start(peer *p, uint32_t node, uint32_t type,
+    const uint8_t *body, size_t len, int timeout_ms, peer_pending **out);
+kv_err peer_call_end(peer_pending *pp, arena *a, peer_reply *out);
+
+/*
  * For tests: closes node's dialer, as if it had stopped dialing (the
  * fault a redial repairs).
  */

@@ -15,7 +15,8 @@ synchronously, in the request):
     The same again into two more tables with keys drawn from ten
     million, so that nearly every put makes a new item (two index
     records a write, no deletes): printed, not judged.
- 2. Replication lag while the indexed puts run at full speed: every
+ 2. Replication lag while the indexed puts run at full speed (on our
+    cluster, and on --vs-build's, each printed): every
     100 ms the bench reads each node's kv_index_outbox_oldest_seconds
     (the age of the oldest record still waiting, per index) and keeps
     the largest; it reports their median, p99 and maximum, and the time
@@ -266,16 +267,20 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
             create(t.url, name, indexed)
     rates = {t.name: {n: [] for n in RUNS} for t in targets}
     cpu = {t.name: {n: [] for n in RUNS} for t in targets}
-    lag, drained = [], []
+    lags = {name: [] for name in ours}  # our clusters' lag samples
+    drained = []
     for r in range(args.rounds):
         for t in targets:
             for name in RUNS:
                 with Alone(targets, t):
-                    if t is kv and name == "indexed":
-                        with LagSampler(kv_cluster.node_metrics) as ls:
+                    if t.name in ours and name == "indexed":
+                        urls = ours[t.name].node_metrics
+                        with LagSampler(urls) as ls:
                             ops, us = put_run(args, kvload, t, name)
-                        lag += ls.samples
-                        drained.append(drain(kv_cluster.node_metrics))
+                        lags[t.name] += ls.samples
+                        took = drain(urls)
+                        if t is kv:
+                            drained.append(took)
                     else:
                         ops, us = put_run(args, kvload, t, name)
                         if t.name in ours and TABLES[RUNS[name][0]]:
@@ -286,6 +291,7 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
                 print("  round %d %-9s %-11s %9.0f PutItem/s  CPU %6.1f "
                       "us/PutItem" % (r + 1, t.name, name, ops, us),
                       flush=True)
+    lag = lags[kv.name]
     # Query on a GSI, every target holding the same items.
     query_drain = None
     for t in targets:
@@ -340,6 +346,9 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
         "lag_median_s": statistics.median(lag) if lag else None,
         "lag_p99_s": p99(lag), "lag_max_s": max(lag) if lag else None,
         "drain_s": drained, "fill": fill,
+        "lag_by_target": dict((name, {
+            "median_s": statistics.median(xs), "p99_s": p99(xs),
+            "max_s": max(xs)}) for name, xs in lags.items() if xs),
         "query_index": QUERY_INDEX, "query_fill_drain_s": query_drain,
         "query_p99_ms": p99s,
         "query_p99_ms_medians": dict(
@@ -385,6 +394,12 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
                   1000 * res["lag_median_s"], 1000 * res["lag_p99_s"],
                   1000 * res["lag_max_s"],
                   ", ".join("%.2f" % d for d in drained)))
+        for name, lt in res["lag_by_target"].items():
+            if name != kv.name:
+                print("%s replication lag: median %.1f ms, p99 %.1f ms, "
+                      "max %.1f ms" % (name, 1000 * lt["median_s"],
+                                       1000 * lt["p99_s"],
+                                       1000 * lt["max_s"]))
         if res["lag_p99_s"] > LAG_LIMIT_S:
             why.append("lag p99 %.0f ms (target %.0f ms)" % (
                 1000 * res["lag_p99_s"], 1000 * LAG_LIMIT_S))

@@ -55,6 +55,7 @@
 #define REPL_IDLE_MS 100      /* wait for a kick at most this long */
 #define REPL_RETRY_MS 50      /* after a failed send */
 #define REPL_CALL_MS 5000
+#define REPL_TOGETHER_US 25000 /* older records: to all owners at once */
 
 enum { REC_PUT = 1, REC_DELETE = 2 };
 

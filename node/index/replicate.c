@@ -168,55 +168,107 @@ index_name_of_locked(node *n, uint32_t index_id, arena *a)
 }
 
 /*
- * Sends node `dest` the records routed to it; true when all applied.
- * *bits: the refusal's RPC_THROTTLE_* bits when the owner had no
- * capacity for them, else 0.
+ * The apply request for node `dest`: the records routed to it, in order.
+ * Its blobs and lengths are malloc'd (request_free); false without
+ * memory.
  */
 static bool
-send_to(node *n, uint32_t dest, const pending *pd, const uint32_t *to,
-    const bool *routed, uint32_t *bits)
+request_for(const pending *pd, const uint32_t *to, const bool *routed,
+    uint32_t dest, rpc_request *req)
 {
-	*bits = 0;
 	size_t k = 0;
 	for (size_t i = 0; i < pd->n; i++)
 		if (routed[i] && to[i] == dest)
 			k++;
-	const uint8_t **blobs = malloc(k * sizeof(*blobs));
-	size_t *lens = malloc(k * sizeof(*lens));
-	bool ok = false;
-	if (blobs == NULL || lens == NULL)
-		goto out;
+	const uint8_t **blobs = malloc((k > 0 ? k : 1) * sizeof(*blobs));
+	size_t *lens = malloc((k > 0 ? k : 1) * sizeof(*lens));
+	if (blobs == NULL || lens == NULL) {
+		free(blobs);
+		free(lens);
+		return false;
+	}
 	k = 0;
 	for (size_t i = 0; i < pd->n; i++)
 		if (routed[i] && to[i] == dest) {
 			blobs[k] = pd->vals[i];
 			lens[k++] = pd->vls[i];
 		}
-	rpc_request req = { .op = RPC_INDEX_APPLY, .subs = blobs,
+	*req = (rpc_request) { .op = RPC_INDEX_APPLY, .subs = blobs,
 	    .sub_lens = lens, .n_subs = k };
-	rpc_response resp;
-	arena a;
-	arena_init(&a);
-	memset(&resp, 0, sizeof(resp));
-	if (dest == n->index) {
-		index_apply_serve(n, &req, &a, &resp);
-		ok = resp.code == KV_OK;
-		if (resp.code == KV_THROTTLED)
-			*bits = resp.throttle | RPC_THROTTLE_WRITE;
-	} else {
-		kv_err rv = cluster_tell_ms(n, dest, &req, &a, &resp,
-		    REPL_CALL_MS);
-		ok = rv == KV_OK && resp.code == KV_OK;
-		if (rv == KV_OK && resp.code == KV_THROTTLED)
-			*bits = resp.throttle | RPC_THROTTLE_WRITE;
-		if (rv == KV_OK)
-			wire_response_fini(&resp);
+	return true;
+}
+
+static void
+request_free(rpc_request *req)
+{
+	free((void *) req->subs);
+	free(req->sub_lens);
+}
+
+/* Whether an apply answer took the records; *bits: the refusal's
+ * RPC_THROTTLE_* bits when the owner had no capacity for them. */
+static bool
+applied_ok(kv_err rv, const rpc_response *resp, uint32_t *bits)
+{
+	*bits = rv == KV_OK && resp->code == KV_THROTTLED ?
+	    resp->throttle | RPC_THROTTLE_WRITE : 0;
+	return rv == KV_OK && resp->code == KV_OK;
+}
+
+/*
+ * Sends every node its records: one node after the other, or, when
+ * `together`, all at once (the requests to the other nodes go out first,
+ * this node applies its own meanwhile, then the answers are collected).
+ * ok[d], bits[d]: whether node d took its records and its refusal's bits
+ * (for the nodes `wanted` marks).
+ */
+static void
+send_all(node *n, const pending *pd, const uint32_t *to, const bool *routed,
+    const bool *wanted, bool together, bool *ok, uint32_t *bits)
+{
+	cluster_pending *calls[CONFIG_MAX_NODES] = { 0 };
+	kv_err started[CONFIG_MAX_NODES];
+	for (uint32_t d = 0; d < CONFIG_MAX_NODES; d++) {
+		ok[d] = false;
+		bits[d] = 0;
+		started[d] = KV_ENOMEM;
 	}
-	arena_fini(&a);
-out:
-	free(blobs);
-	free(lens);
-	return ok;
+	for (int pass = together ? 0 : 1; pass < 2; pass++)
+		for (uint32_t d = 0; d < CONFIG_MAX_NODES; d++) {
+			rpc_request req;
+			rpc_response resp;
+			arena a;
+			bool local = d == n->index;
+			if (!wanted[d] || (pass == 1 && together && !local &&
+			    started[d] != KV_OK))
+				continue;
+			if (pass == 0 && local)
+				continue; /* applied while the others work */
+			if ((pass == 0 || local || !together) &&
+			    !request_for(pd, to, routed, d, &req))
+				continue;
+			if (!local && (pass == 0 || !together)) {
+				started[d] = cluster_tell_start(n, d, &req,
+				    REPL_CALL_MS, &calls[d]);
+				request_free(&req);
+				if (pass == 0 || started[d] != KV_OK)
+					continue;
+			}
+			arena_init(&a);
+			memset(&resp, 0, sizeof(resp));
+			if (local) {
+				index_apply_serve(n, &req, &a, &resp);
+				ok[d] = applied_ok(KV_OK, &resp, &bits[d]);
+				request_free(&req);
+			} else {
+				kv_err rv = cluster_tell_end(calls[d], &a,
+				    &resp);
+				ok[d] = applied_ok(rv, &resp, &bits[d]);
+				if (rv == KV_OK)
+					wire_response_fini(&resp);
+			}
+			arena_fini(&a);
+		}
 }
 
 void
@@ -369,20 +421,31 @@ repl_index(node *n, uint32_t id, uint64_t cursor, bool *failed)
 		atomic_fetch_add(&s->records_dropped, 1);
 	}
 	uint32_t pressure = 0;
-	for (size_t i = 0; i < usable; i++) {
-		if (!routed[i] || sent[to[i]])
+	bool ok[CONFIG_MAX_NODES];
+	uint32_t bits[CONFIG_MAX_NODES];
+	for (size_t i = 0; i < usable; i++)
+		if (routed[i])
+			sent[to[i]] = true;
+	/*
+	 * One owner after the other costs the cluster less CPU per record
+	 * (about an eighth less per indexed put in the bench); all at once
+	 * cuts the round's time to its slowest owner's. So records that have
+	 * waited long go to all their owners at once.
+	 */
+	bool together = (uint64_t) now_us() > bytes_get_be64(pd.keys[0] + 9) +
+	    REPL_TOGETHER_US;
+	send_all(n, &pd, to, routed, sent, together, ok, bits);
+	for (size_t i = 0; i < usable; i++)
+		if (routed[i])
+			done[i] = ok[to[i]];
+	for (uint32_t d = 0; d < CONFIG_MAX_NODES; d++) {
+		if (!sent[d])
 			continue;
-		sent[to[i]] = true;
-		uint32_t bits;
-		bool ok = send_to(n, to[i], &pd, to, routed, &bits);
-		pressure |= bits;
-		for (size_t j = i; j < usable; j++)
-			if (routed[j] && to[j] == to[i])
-				done[j] = ok;
-		if (ok)
+		pressure |= bits[d];
+		if (ok[d])
 			continue;
 		*failed = true;
-		if (bits == 0)
+		if (bits[d] == 0)
 			atomic_fetch_add(&s->send_failures, 1);
 	}
 	if (usable > 0)

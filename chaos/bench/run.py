@@ -61,7 +61,8 @@ failed request or a p99 during the move over 5x the one before
 (5) for the load, --move-store-rounds N (3) for the store's rate.
 --gsi [--vs dynalite,ddb-local] [--gsi-fill-items N]: PutItem into a
 table without indexes and one with two GSIs (each write moving its
-entries in both), alternating rounds, the replication lag sampled while
+entries in both; then the same with new items), alternating rounds, the
+replication lag sampled while
 the indexed puts run at full speed, and the fill of a new GSI on N items
 (200,000) (chaos/bench/gsi.py; JSON in .kv/bench/gsi.json by default).
 --txn [--vs ddb-local]: PutItem, TransactWriteItems of 2 Puts and of 4

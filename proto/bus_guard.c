@@ -16,14 +16,15 @@
  * process dials each one every BUS_GUARD_EVERY_MS from a socket of the
  * peer protocol it keeps for it and waits up to BUS_GUARD_WAIT_MS for the
  * listening socket to take that pipe (its pipe callback counts the pipes
- * it takes). nng's statistics do not tell: a listener in that state
- * shows no error.
- * Two probes in a row that it did not take mean the accept loop has
- * ended: the listener is closed and the socket listens again on the same
- * address, which drops the connections that listener had (their dialers
- * connect again) and starts a new accept loop. The probe closes its
- * socket only once its own side of the handshake is done, or the wait is
- * over, so that it does not break a listener itself.
+ * it takes); nng's statistics do not tell, as a listener in that state
+ * counts no error. Two probes in a row that it did not take
+ * (BUS_GUARD_MISSES) mean the accept loop has ended: the listener is
+ * closed and the socket listens again on the same address, which drops
+ * the connections that listener had (their dialers connect again) and
+ * starts a new accept loop. A probe closes its dialer only once its own
+ * side of the handshake is done, or the wait is over, so that it does
+ * not break a listener itself. Nothing here is durable: a process that
+ * dies loses only its probes.
  *
  * Locking rule: guard_mu guards the table, the thread's start and the
  * listener handles; a probe and a new listen of a guarded socket happen

@@ -76,11 +76,6 @@ kv_err bus_setup(nng_socket s);
  */
 kv_err bus_listen(nng_socket s, const char *url, const char *what);
 
-#define BUS_GUARD_EVERY_MS 4000 /* a probe of each listener this often */
-#define BUS_GUARD_WAIT_MS 2000  /* for the socket to take the probe */
-#define BUS_GUARD_MISSES 2      /* probes in a row it did not take */
-#define BUS_GUARD_URL_MAX 256
-
 /* bus_unlisten: s's listener is no longer guarded (s is being closed). */
 void bus_unlisten(nng_socket s);
 

@@ -46,6 +46,10 @@
 #include <nng/protocol/survey0/survey.h>
 
 #define GUARDS 16
+#define BUS_GUARD_EVERY_MS 4000 /* a probe of each listener this often */
+#define BUS_GUARD_WAIT_MS 2000  /* for the socket to take the probe */
+#define BUS_GUARD_MISSES 2      /* probes in a row it did not take */
+#define BUS_GUARD_URL_MAX 256
 #define SUB0_PROTO 0x21 /* nng's sub0 (its header in 1.5.2 names none) */
 
 typedef struct guard {

@@ -55,17 +55,15 @@ import urllib.request
 
 from measure import cpu_seconds
 
-TABLES = {"plain": False, "indexed": True,
-          "plain_new": False, "indexed_new": True}
-# The put runs: name -> (table, keys). "plain" and "indexed" overwrite
-# KEYS items, each write moving its entries (the heavy case, judged);
-# "plain_new" and "indexed_new" draw from NEW_KEYS keys, so that nearly
-# every put makes a new item (two index records a write, no deletes).
 KEYS = 10000
 NEW_KEYS = 10000000
-RUNS = {"plain": ("plain", KEYS), "indexed": ("indexed", KEYS),
-        "plain_new": ("plain_new", NEW_KEYS),
-        "indexed_new": ("indexed_new", NEW_KEYS)}
+# The put runs, one table each: name -> (indexed, keys). "plain" and
+# "indexed" overwrite KEYS items, each write moving its entries (the
+# heavy case, judged); "plain_new" and "indexed_new" draw from NEW_KEYS
+# keys, so that nearly every put makes a new item (two index records a
+# write, no deletes).
+TABLES = {"plain": (False, KEYS), "indexed": (True, KEYS),
+          "plain_new": (False, NEW_KEYS), "indexed_new": (True, NEW_KEYS)}
 BUCKETS = 256                # the values of g1 (kv-load --index-keys)
 QUERY_INDEX = "by_bucket"    # the GSI the Query runs read
 LAG_LIMIT_S = 0.100
@@ -182,12 +180,12 @@ def p99(xs):
     return xs[max(0, -(-99 * len(xs) // 100) - 1)] if xs else None
 
 
-def put_run(args, kvload, t, run):
-    """PutItem/s of run `run` (RUNS) on target t, and t's processes' CPU
+def put_run(args, kvload, t, table):
+    """PutItem/s into table (TABLES) on target t, and t's processes' CPU
     per PutItem in microseconds (what the rate alone hides on a shared
     machine)."""
     url = t.url
-    table, keys = RUNS[run]
+    keys = TABLES[table][1]
     c0 = cpu_seconds(t.pids)
     s = kvload(args, url, [
         "--table", table, "--workload", "put", "--keys", str(keys),
@@ -254,27 +252,27 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
     kv_cluster = args.clusters[-1]
     targets = [kv] + start_peers(args, with_url=False)
     # Our clusters by target: kv, and --vs-build's (started last).
-    ours = {kv.name: kv_cluster}
+    clusters = {kv.name: kv_cluster}
     if args.vs_build:
-        ours[targets[-1].name] = args.clusters[-1]
+        clusters[targets[-1].name] = args.clusters[-1]
     print("kv bench --gsi: %d cores; PutItem closed loop, %d connections, "
           "%g s per run, %d rounds; tables without and with two GSIs; "
           "targets: %s" % (os.cpu_count(), args.connections, args.seconds,
                            args.rounds, ", ".join(t.name for t in targets)),
           flush=True)
     for t in targets:
-        for name, indexed in TABLES.items():
+        for name, (indexed, _) in TABLES.items():
             create(t.url, name, indexed)
-    rates = {t.name: {n: [] for n in RUNS} for t in targets}
-    cpu = {t.name: {n: [] for n in RUNS} for t in targets}
-    lags = {name: [] for name in ours}  # our clusters' lag samples
+    rates = {t.name: {n: [] for n in TABLES} for t in targets}
+    cpu = {t.name: {n: [] for n in TABLES} for t in targets}
+    lags = {name: [] for name in clusters}  # our clusters' lag samples
     drained = []
     for r in range(args.rounds):
         for t in targets:
-            for name in RUNS:
+            for name in TABLES:
                 with Alone(targets, t):
-                    if t.name in ours and name == "indexed":
-                        urls = ours[t.name].node_metrics
+                    if t.name in clusters and name == "indexed":
+                        urls = clusters[t.name].node_metrics
                         with LagSampler(urls) as ls:
                             ops, us = put_run(args, kvload, t, name)
                         lags[t.name] += ls.samples
@@ -283,9 +281,9 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
                             drained.append(took)
                     else:
                         ops, us = put_run(args, kvload, t, name)
-                        if t.name in ours and TABLES[RUNS[name][0]]:
+                        if t.name in clusters and TABLES[name][0]:
                             # Not into the next run's time or CPU.
-                            drain(ours[t.name].node_metrics)
+                            drain(clusters[t.name].node_metrics)
                 rates[t.name][name].append(ops)
                 cpu[t.name][name].append(us)
                 print("  round %d %-9s %-11s %9.0f PutItem/s  CPU %6.1f "
@@ -296,7 +294,7 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
     query_drain = None
     for t in targets:
         with Alone(targets, t):
-            took = query_fill(args, kvload, t, ours.get(t.name))
+            took = query_fill(args, kvload, t, clusters.get(t.name))
         if t is kv:
             query_drain = took
     p99s = {t.name: [] for t in targets}

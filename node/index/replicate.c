@@ -215,60 +215,85 @@ applied_ok(kv_err rv, const rpc_response *resp, uint32_t *bits)
 	return rv == KV_OK && resp->code == KV_OK;
 }
 
+/* Starts the apply call to node d; NULL when it could not start. */
+static cluster_pending *
+call_start(node *n, const pending *pd, const uint32_t *to,
+    const bool *routed, uint32_t d)
+{
+	rpc_request req;
+	cluster_pending *call = NULL;
+	if (!request_for(pd, to, routed, d, &req))
+		return NULL;
+	if (cluster_tell_start(n, d, &req, REPL_CALL_MS, &call) != KV_OK)
+		call = NULL;
+	request_free(&req);
+	return call;
+}
+
+/* Applies this node's own records; whether it took them, *bits. */
+static bool
+apply_here(node *n, const pending *pd, const uint32_t *to,
+    const bool *routed, uint32_t *bits)
+{
+	rpc_request req;
+	rpc_response resp;
+	arena a;
+	if (!request_for(pd, to, routed, n->index, &req))
+		return false;
+	arena_init(&a);
+	memset(&resp, 0, sizeof(resp));
+	index_apply_serve(n, &req, &a, &resp);
+	bool ok = applied_ok(KV_OK, &resp, bits);
+	arena_fini(&a);
+	request_free(&req);
+	return ok;
+}
+
+/* Waits for a started call's answer; whether it took them, *bits. */
+static bool
+call_end(cluster_pending *call, uint32_t *bits)
+{
+	rpc_response resp;
+	arena a;
+	arena_init(&a);
+	kv_err rv = cluster_tell_end(call, &a, &resp);
+	bool ok = applied_ok(rv, &resp, bits);
+	if (rv == KV_OK)
+		wire_response_fini(&resp);
+	arena_fini(&a);
+	return ok;
+}
+
 /*
  * Sends every node its records: one node after the other, or, when
  * `together`, all at once (the requests to the other nodes go out first,
  * this node applies its own meanwhile, then the answers are collected).
  * ok[d], bits[d]: whether node d took its records and its refusal's bits
- * (for the nodes `wanted` marks).
+ * (for the nodes `wanted` marks). Every call started is ended.
  */
 static void
 send_all(node *n, const pending *pd, const uint32_t *to, const bool *routed,
     const bool *wanted, bool together, bool *ok, uint32_t *bits)
 {
 	cluster_pending *calls[CONFIG_MAX_NODES] = { 0 };
-	kv_err started[CONFIG_MAX_NODES];
 	for (uint32_t d = 0; d < CONFIG_MAX_NODES; d++) {
 		ok[d] = false;
 		bits[d] = 0;
-		started[d] = KV_ENOMEM;
+		if (together && wanted[d] && d != n->index)
+			calls[d] = call_start(n, pd, to, routed, d);
 	}
-	for (int pass = together ? 0 : 1; pass < 2; pass++)
-		for (uint32_t d = 0; d < CONFIG_MAX_NODES; d++) {
-			rpc_request req;
-			rpc_response resp;
-			arena a;
-			bool local = d == n->index;
-			if (!wanted[d] || (pass == 1 && together && !local &&
-			    started[d] != KV_OK))
-				continue;
-			if (pass == 0 && local)
-				continue; /* applied while the others work */
-			if ((pass == 0 || local || !together) &&
-			    !request_for(pd, to, routed, d, &req))
-				continue;
-			if (!local && (pass == 0 || !together)) {
-				started[d] = cluster_tell_start(n, d, &req,
-				    REPL_CALL_MS, &calls[d]);
-				request_free(&req);
-				if (pass == 0 || started[d] != KV_OK)
-					continue;
-			}
-			arena_init(&a);
-			memset(&resp, 0, sizeof(resp));
-			if (local) {
-				index_apply_serve(n, &req, &a, &resp);
-				ok[d] = applied_ok(KV_OK, &resp, &bits[d]);
-				request_free(&req);
-			} else {
-				kv_err rv = cluster_tell_end(calls[d], &a,
-				    &resp);
-				ok[d] = applied_ok(rv, &resp, &bits[d]);
-				if (rv == KV_OK)
-					wire_response_fini(&resp);
-			}
-			arena_fini(&a);
+	for (uint32_t d = 0; d < CONFIG_MAX_NODES; d++) {
+		if (!wanted[d])
+			continue;
+		if (d == n->index) {
+			ok[d] = apply_here(n, pd, to, routed, &bits[d]);
+			continue;
 		}
+		if (!together)
+			calls[d] = call_start(n, pd, to, routed, d);
+		if (calls[d] != NULL)
+			ok[d] = call_end(calls[d], &bits[d]);
+	}
 }
 
 void

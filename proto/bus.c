@@ -134,6 +134,7 @@ bus_dialer_init(bus_dialer *d, nng_socket s, const char *url)
 		return KV_ENOMEM;
 	}
 	pthread_mutex_init(&d->mu, NULL);
+	pthread_mutex_init(&d->pipes_mu, NULL);
 	return KV_OK;
 }
 
@@ -183,6 +184,7 @@ bus_dialer_fini(bus_dialer *d)
 	free(d->url);
 	d->url = NULL;
 	pthread_mutex_destroy(&d->mu);
+	pthread_mutex_destroy(&d->pipes_mu);
 }
 
 bool
@@ -193,13 +195,108 @@ bus_dialer_owns(bus_dialer *d, nng_pipe p)
 	    id == atomic_load(&d->old_id));
 }
 
-void
-bus_dialer_pipe(bus_dialer *d, nng_pipe_ev ev)
+/*
+ * For a state that began at *start (bus_mono_ms; 0: not under way): notes
+ * now as its start if it had none; true once it has lasted ms, with
+ * *since its start.
+ */
+static bool
+lasted(_Atomic int64_t *start, int64_t now, int64_t ms, int64_t *since)
 {
-	if (ev == NNG_PIPE_EV_ADD_PRE)
+	*since = atomic_load(start);
+	if (*since == 0) {
+		atomic_compare_exchange_strong(start, since, now);
+		return false;
+	}
+	return now - *since >= ms;
+}
+
+/* Drops pipe id from d's count, if d still counts it. */
+static void
+forget_pipe(bus_dialer *d, uint32_t id)
+{
+	pthread_mutex_lock(&d->pipes_mu);
+	for (size_t i = 0; i < BUS_DIALER_PIPES; i++)
+		if (d->pipe_ids[i] == id) {
+			d->pipe_ids[i] = 0;
+			atomic_fetch_sub(&d->pipes, 1);
+			break;
+		}
+	pthread_mutex_unlock(&d->pipes_mu);
+}
+
+void
+bus_dialer_pipe(bus_dialer *d, nng_pipe p, nng_pipe_ev ev)
+{
+	uint32_t id = (uint32_t) nng_pipe_id(p);
+	if (ev == NNG_PIPE_EV_ADD_PRE) {
+		pthread_mutex_lock(&d->pipes_mu);
+		bool kept = false;
+		for (size_t i = 0; i < BUS_DIALER_PIPES && !kept; i++)
+			if (d->pipe_ids[i] == 0) {
+				d->pipe_ids[i] = id;
+				kept = true;
+			}
+		if (!kept)
+			d->untracked++;
 		atomic_fetch_add(&d->pipes, 1);
-	else if (ev == NNG_PIPE_EV_REM_POST)
-		atomic_fetch_sub(&d->pipes, 1);
+		pthread_mutex_unlock(&d->pipes_mu);
+		/* A silence is timed on the connections that were there. */
+		atomic_store(&d->silent_since, 0);
+	} else if (ev == NNG_PIPE_EV_REM_POST) {
+		pthread_mutex_lock(&d->pipes_mu);
+		bool kept = false;
+		for (size_t i = 0; i < BUS_DIALER_PIPES && !kept; i++)
+			if (d->pipe_ids[i] == id) {
+				d->pipe_ids[i] = 0;
+				kept = true;
+			}
+		/* A pipe whose id was not kept (they were all taken) was only
+		 * counted; one forgotten already (forget_pipe) is not counted
+		 * twice. */
+		if (!kept && d->untracked > 0) {
+			d->untracked--;
+			kept = true;
+		}
+		if (kept)
+			atomic_fetch_sub(&d->pipes, 1);
+		pthread_mutex_unlock(&d->pipes_mu);
+	}
+}
+
+void
+bus_dialer_answered(bus_dialer *d)
+{
+	if (atomic_load(&d->silent_since) != 0)
+		atomic_store(&d->silent_since, 0);
+}
+
+void
+bus_dialer_silent(bus_dialer *d)
+{
+	int64_t now = bus_mono_ms(), since;
+	/* One caller repairs; the next repair is BUS_SILENT_MS later. */
+	if (d->url == NULL ||
+	    !lasted(&d->silent_since, now, BUS_SILENT_MS, &since) ||
+	    !atomic_compare_exchange_strong(&d->silent_since, &since, now))
+		return;
+	uint32_t ids[BUS_DIALER_PIPES];
+	size_t n = 0;
+	pthread_mutex_lock(&d->pipes_mu);
+	for (size_t i = 0; i < BUS_DIALER_PIPES; i++)
+		if (d->pipe_ids[i] != 0)
+			ids[n++] = d->pipe_ids[i];
+	pthread_mutex_unlock(&d->pipes_mu);
+	fprintf(stderr, "kv: no answer over the connection to %s for %lld "
+	    "ms: connecting again (%zu pipe%s closed)\n", d->url,
+	    (long long) (now - since), n, n == 1 ? "" : "s");
+	for (size_t i = 0; i < n; i++) {
+		nng_pipe p = NNG_PIPE_INITIALIZER;
+		p.id = ids[i];
+		/* A pipe nng no longer knows left no REM_POST behind. */
+		if (nng_pipe_close(p) == NNG_ENOENT)
+			forget_pipe(d, ids[i]);
+	}
 }
 
 bool
@@ -223,19 +320,15 @@ dialer_close(bus_dialer *d)
 void
 bus_dialer_missed(bus_dialer *d)
 {
-	int64_t now = bus_mono_ms();
-	int64_t since = atomic_load(&d->down_since);
+	int64_t now = bus_mono_ms(), since;
 	if (d->url == NULL)
 		return;
 	if (!atomic_load(&d->dialing)) {
 		bus_dialer_want(d);
 		return;
 	}
-	if (since == 0) {
-		atomic_compare_exchange_strong(&d->down_since, &since, now);
-		return;
-	}
-	if (now - since < BUS_REDIAL_MS || pthread_mutex_trylock(&d->mu) != 0)
+	if (!lasted(&d->down_since, now, BUS_REDIAL_MS, &since) ||
+	    pthread_mutex_trylock(&d->mu) != 0)
 		return;
 	if (atomic_load(&d->pipes) <= 0 &&
 	    atomic_load(&d->down_since) == since) {

@@ -122,14 +122,30 @@ kv_err bus_dial(nng_socket s, const char *url, atomic_int *id);
  * starts at the first bus_dialer_want or miss, so that a standby node
  * costs nothing until something wants it.
  *
+ * A connection can also be counted and carry nothing. Seen: after a node
+ * restarted, the catalog node held two connections whose peer was gone,
+ * counted as up and read by nobody, so that every call to that node timed
+ * out and no redial came, for good, while the node answered everyone
+ * else. (nng 1.5.2 also keeps, now and then, a live pipe of a dialer that
+ * was closed while it connected.) So the owner also says what came of
+ * each exchange over the connection: bus_dialer_answered when an answer
+ * came, bus_dialer_silent when none came by its deadline. Once a
+ * connection has been silent for BUS_SILENT_MS with no answer and no new
+ * pipe in between, every pipe d counts is closed (a pipe nng no longer
+ * knows is dropped from the count): the dialer dials again, or, with no
+ * pipe left, the misses above replace it.
+ *
  * Locking rule: the socket and the URL are written by bus_dialer_init,
  * before the dialer is shared, and only read afterwards; the ids, the
- * connection count, `dialing` and down_since are atomics; the first dial
- * and a replacement happen under mu (a miss that finds it taken leaves
- * the replacement to the one that holds it).
+ * connection count, `dialing`, down_since and silent_since are atomics;
+ * the first dial and a replacement happen under mu (a miss that finds it
+ * taken leaves the replacement to the one that holds it); pipes_mu
+ * guards the pipe ids and is held for no call into nng.
  */
 #define BUS_REDIAL_MS 3000
 #define BUS_DOWN_RECONNECT_MS 1000
+#define BUS_SILENT_MS 5000
+#define BUS_DIALER_PIPES 8 /* pipe ids kept (more are only counted) */
 
 typedef struct bus_dialer {
 	nng_socket sock;
@@ -138,6 +154,12 @@ typedef struct bus_dialer {
 	atomic_int old_id;  /* of the one it replaced (its pipes may close
 	                     * after the replacement) */
 	atomic_int pipes;   /* open connections */
+	uint32_t pipe_ids[BUS_DIALER_PIPES]; /* theirs (0: a free slot) */
+	int untracked;      /* open pipes whose ids found no slot */
+	pthread_mutex_t pipes_mu;
+	/* When an exchange first went unanswered since one was last
+	 * answered (bus_mono_ms; 0: none). */
+	_Atomic int64_t silent_since;
 	/* When a connection was first missed since one was last found
 	 * (bus_mono_ms; 0: none missed). */
 	_Atomic int64_t down_since;
@@ -166,9 +188,9 @@ void bus_dialer_fini(bus_dialer *d);
 /* Whether pipe p came from d's dialer or the one it replaced. */
 bool bus_dialer_owns(bus_dialer *d, nng_pipe p);
 
-/* Counts a pipe event of d's (ADD_PRE up, REM_POST down, which nng
- * pairs one to one; other events are ignored). */
-void bus_dialer_pipe(bus_dialer *d, nng_pipe_ev ev);
+/* Counts a pipe event of d's pipe p (ADD_PRE up, REM_POST down; other
+ * events are ignored). */
+void bus_dialer_pipe(bus_dialer *d, nng_pipe p, nng_pipe_ev ev);
 
 /* Whether d has a connection; one found ends a miss. */
 bool bus_dialer_up(bus_dialer *d);
@@ -179,6 +201,16 @@ bool bus_dialer_up(bus_dialer *d);
  * replaces the dialer once it has lasted BUS_REDIAL_MS.
  */
 void bus_dialer_missed(bus_dialer *d);
+
+/* An exchange over d's connection was answered: ends a silence. */
+void bus_dialer_answered(bus_dialer *d);
+
+/*
+ * An exchange over d's connection got no answer by its deadline: notes
+ * when the silence began and, once it has lasted BUS_SILENT_MS, closes
+ * d's pipes so that it connects again (see above).
+ */
+void bus_dialer_silent(bus_dialer *d);
 
 /* Tests: closes d's dialer, as if nng had stopped dialing. */
 void bus_dialer_plant_dead(bus_dialer *d);

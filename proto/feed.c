@@ -308,8 +308,7 @@ static void
 on_pipe(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 {
 	feed_sub *s = arg;
-	(void) pipe;
-	bus_dialer_pipe(&s->d, ev);
+	bus_dialer_pipe(&s->d, pipe, ev);
 	if (ev != NNG_PIPE_EV_ADD_POST)
 		return;
 	if (atomic_exchange(&s->connected_once, true))
@@ -404,6 +403,9 @@ sub_run(void *arg)
 		if (now - heard >= FEED_SILENCE_MS) {
 			need = true; /* the safety net: nothing heard */
 			heard = now;
+			/* Heartbeats should have come over the connection. */
+			if (bus_dialer_up(&s->d))
+				bus_dialer_silent(&s->d);
 		}
 		if (need && now >= retry_at) {
 			need = !fetch_now(s);
@@ -418,6 +420,7 @@ sub_run(void *arg)
 		if (rv != 0)
 			break; /* stopped or closed */
 		heard = bus_mono_ms();
+		bus_dialer_answered(&s->d);
 		if (on_event(s, nng_msg_body(m), nng_msg_len(m))) {
 			need = true;
 			retry_at = 0; /* at once */

@@ -15,7 +15,9 @@
  *
  * A dialer that stays without a connection while calls want one is
  * replaced (bus_dialer, bus.h): calls that find no connection to a node
- * count as misses.
+ * count as misses. A connection over which calls time out with no reply
+ * for BUS_SILENT_MS is closed and dialed again: each reply and each
+ * timeout is told to the dialer.
  *
  * Locking rule: the handler table and the node table are written before
  * the seam is shared (peer_handle before peer_listen, peer_add before the
@@ -188,8 +190,7 @@ static void
 on_pipe(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 {
 	remote *r = arg;
-	(void) pipe;
-	bus_dialer_pipe(&r->d, ev);
+	bus_dialer_pipe(&r->d, pipe, ev);
 }
 
 kv_err
@@ -241,6 +242,7 @@ recv_until(nng_ctx ctx, nng_aio *aio, int64_t end)
 
 /* A call whose request is on its way (peer_call_start). */
 struct peer_pending {
+	remote *r; /* the node called */
 	nng_ctx ctx;
 	nng_aio *aio;
 	int64_t end;
@@ -280,6 +282,7 @@ peer_call_start(peer *p, uint32_t node, uint32_t type, const uint8_t *body,
 		return bus_err(nrv);
 	}
 	pp->end = end;
+	pp->r = r;
 	/* No resend on a timer: only a broken connection resends. */
 	nng_ctx_set_ms(pp->ctx, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
 	if ((nrv = nng_aio_alloc(&pp->aio, NULL, NULL)) == 0 &&
@@ -314,6 +317,7 @@ peer_call_end(peer_pending *pp, arena *a, peer_reply *out)
 	if (nrv != 0)
 		m = nng_aio_get_msg(pp->aio); /* not sent: still ours */
 	else if ((nrv = recv_until(pp->ctx, pp->aio, pp->end)) == 0) {
+		bus_dialer_answered(&pp->r->d);
 		m = nng_aio_get_msg(pp->aio);
 		peer_reply tmp;
 		rv = wire_unpack_peer_reply(nng_msg_body(m), nng_msg_len(m), a,
@@ -323,6 +327,8 @@ peer_call_end(peer_pending *pp, arena *a, peer_reply *out)
 	}
 	if (m != NULL)
 		nng_msg_free(m);
+	if (nrv == NNG_ETIMEDOUT)
+		bus_dialer_silent(&pp->r->d);
 	nng_aio_free(pp->aio);
 	nng_ctx_close(pp->ctx);
 	free(pp);

@@ -13,7 +13,9 @@
  * thread; answers are matched to targets by the dialer of the pipe they
  * came on, not by what they claim. A target found without a connection
  * at a survey counts as a miss, so a dialer that stopped dialing is
- * replaced at a survey BUS_REDIAL_MS later.
+ * replaced at a survey BUS_REDIAL_MS later; one connected but silent at
+ * every survey for BUS_SILENT_MS has its connection closed and dialed
+ * again.
  *
  * The surveyor socket is raw: surveyor_ask puts the survey's id in the
  * header itself, keeps its own deadline with the receive timeout, and
@@ -157,7 +159,7 @@ on_pipe(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
 	target *t = by_dialer(arg, p);
 	if (t != NULL)
-		bus_dialer_pipe(&t->d, ev);
+		bus_dialer_pipe(&t->d, p, ev);
 }
 
 kv_err
@@ -312,6 +314,12 @@ surveyor_ask(surveyor *s, uint32_t what, int connect_ms, int deadline_ms,
 		}
 		nng_msg_free(m);
 	}
+	/* What came of it, for each connection asked (bus.h). */
+	for (size_t i = 0; i < s->n; i++)
+		if (results[i].outcome == SURVEY_ANSWERED)
+			bus_dialer_answered(&s->t[i].d);
+		else if (results[i].outcome == SURVEY_SILENT)
+			bus_dialer_silent(&s->t[i].d);
 	return KV_OK;
 }
 

@@ -3,10 +3,14 @@
 The `cluster` fixture is module-scoped: every test file gets its own
 processes and data folder. When a test fails, the tails of the processes'
 logs are attached to its report, and the cluster's folder is kept (its path
-is printed) for a post-mortem.
+is printed) for a post-mortem. With KV_DUMP_DIR set, the first failure of a
+test file also writes, into KV_DUMP_DIR/<test file>, the threads of every
+live process (gdb, where installed) and the machine's Unix sockets with
+their peers (ss), taken before the cluster is stopped.
 """
 
 import os
+import subprocess
 import sys
 import uuid
 
@@ -84,6 +88,29 @@ def unique():
     return uuid.uuid4().hex[:8]
 
 
+def dump_processes(mod, c):
+    """At the first failure of a test file, with KV_DUMP_DIR set: the
+    threads of every live process of cluster c, and `ss -xpna`."""
+    out = os.environ.get("KV_DUMP_DIR")
+    if not out or getattr(mod, "_kv_dumped", False):
+        return
+    mod._kv_dumped = True
+    out = os.path.join(out, mod.__name__)
+    os.makedirs(out, exist_ok=True)
+    cmds = [("ss.txt", ["ss", "-xpna"])]
+    for p in c.procs():
+        if p.p is not None and p.alive():
+            cmds.append(("%s.gdb" % p.name,
+                         ["gdb", "-p", str(p.p.pid), "-batch", "-ex",
+                          "thread apply all bt"]))
+    for name, argv in cmds:
+        with open(os.path.join(out, name), "w") as f:
+            try:
+                subprocess.run(argv, stdout=f, stderr=f, timeout=120)
+            except (OSError, subprocess.TimeoutExpired) as e:
+                f.write("%s: %s\n" % (argv[0], e))
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
@@ -95,5 +122,6 @@ def pytest_runtest_makereport(item, call):
     if c is None:
         return
     mod._kv_failed = True
+    dump_processes(mod, c)
     rep.sections.append(("kv cluster logs (%s)" % (c.dir or c.endpoint),
                          c.log_tails()))

@@ -158,6 +158,44 @@ tu_unix_dialed(int fd)
 	return any;
 }
 
+/*
+ * tu_black_hole takes the first connection dialed to the plain listener
+ * fd (tu_unix_listen) at url within 5 s, completes nng's handshake on it
+ * as a socket of protocol `proto` (nng's 8-byte header: 0, 'S', 'P', 0,
+ * the protocol in two bytes, two zeros) and then never reads or answers
+ * again. The listener is closed and its address freed, so that a real
+ * socket can listen there; the connection stays open (the returned
+ * descriptor) until the test closes it: to the dialer, a connection that
+ * carries nothing.
+ */
+static inline int
+tu_black_hole(int fd, const char *url, uint16_t proto)
+{
+	int c = -1;
+	int64_t end = tu_mono_ms() + 5000;
+	while ((c = accept(fd, NULL, NULL)) < 0 && tu_mono_ms() < end)
+		tu_sleep_ms(5);
+	cr_assert_geq(c, 0, "nobody dialed %s", url);
+	uint8_t hdr[8];
+	size_t got = 0;
+	while (got < sizeof(hdr) && tu_mono_ms() < end) {
+		ssize_t n = read(c, hdr + got, sizeof(hdr) - got);
+		if (n > 0)
+			got += (size_t) n;
+		else if (n == 0)
+			break;
+		else
+			tu_sleep_ms(5);
+	}
+	cr_assert_eq(got, sizeof(hdr), "the dialer's header");
+	uint8_t mine[8] = { 0, 'S', 'P', 0, (uint8_t) (proto >> 8),
+		(uint8_t) proto, 0, 0 };
+	cr_assert_eq(write(c, mine, sizeof(mine)), (ssize_t) sizeof(mine));
+	close(fd);
+	unlink(url + 6);
+	return c;
+}
+
 /* tu_remove_dir removes dir and whatever sockets are left in it. */
 static inline void
 tu_remove_dir(const char *dir)

@@ -464,6 +464,41 @@ Test(survey, a_dialer_that_stopped_is_replaced)
 }
 
 /*
+ * A connection that carries nothing (its handshake done, no answer ever
+ * over it; nng's dialer, believing itself connected, never dials again):
+ * after BUS_SILENT_MS of silent surveys the surveyor closes it and dials
+ * anew, and reaches the real respondent now listening at the address.
+ * Without that the target would stay silent for good.
+ */
+Test(survey, a_connection_that_carries_nothing_is_dialed_again)
+{
+	char url[128];
+	tu_url(url, sizeof(url), "hole");
+	int lfd = tu_unix_listen(url);
+	survey_target t[] = { { MEMBER_NODE, 1, url, false } };
+	survey_result r[1];
+	cr_assert_eq(surveyor_open(t, 1, &S), KV_OK);
+	int hole = tu_black_hole(lfd, url, 0x63 /* respondent0 */);
+	resp_ctx real = { .w = W_NODE_PLAIN };
+	survey_resp *rr;
+	cr_assert_eq(survey_resp_open(url, answer, &real, &rr), KV_OK);
+	cr_assert_eq(surveyor_ask(S, 0, 1000, 300, &A, r), KV_OK);
+	expect_outcome(r, 0, SURVEY_SILENT);
+	int64_t t0 = tu_mono_ms();
+	while (r[0].outcome != SURVEY_ANSWERED && tu_mono_ms() - t0 < 20000)
+		cr_assert_eq(surveyor_ask(S, 0, 1000, 300, &A, r), KV_OK);
+	int64_t took = tu_mono_ms() - t0;
+	expect_outcome(r, 0, SURVEY_ANSWERED);
+	expect_node_plain(&r[0].m);
+	cr_assert_geq(took, BUS_SILENT_MS - 1000, "took %lld ms",
+	    (long long) took);
+	cr_log_info("answered %lld ms after the first silent survey",
+	    (long long) took);
+	close(hole);
+	survey_resp_close(rr);
+}
+
+/*
  * Targets dialed `later` (standby nodes) are not dialed until the first
  * survey, which dials them and waits for them as for any target. A plain
  * Unix listener stands in for one of them, to see any dialing.

@@ -271,13 +271,21 @@ bus_dialer_answered(bus_dialer *d)
 		atomic_store(&d->silent_since, 0);
 }
 
-void
+bool
 bus_dialer_silent(bus_dialer *d)
 {
-	int64_t now = bus_mono_ms(), since;
-	/* One caller repairs; the next repair is BUS_SILENT_MS later. */
-	if (d->url == NULL ||
-	    !lasted(&d->silent_since, now, BUS_SILENT_MS, &since) ||
+	int64_t since;
+	return d->url != NULL && lasted(&d->silent_since, bus_mono_ms(),
+	    BUS_SILENT_MS, &since);
+}
+
+void
+bus_dialer_reconnect(bus_dialer *d)
+{
+	int64_t now = bus_mono_ms();
+	int64_t since = atomic_load(&d->silent_since);
+	/* One caller closes; the next time is BUS_SILENT_MS later. */
+	if (d->url == NULL || since == 0 || now - since < BUS_SILENT_MS ||
 	    !atomic_compare_exchange_strong(&d->silent_since, &since, now))
 		return;
 	uint32_t ids[BUS_DIALER_PIPES];

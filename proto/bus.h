@@ -207,10 +207,19 @@ void bus_dialer_answered(bus_dialer *d);
 
 /*
  * An exchange over d's connection got no answer by its deadline: notes
- * when the silence began and, once it has lasted BUS_SILENT_MS, closes
- * d's pipes so that it connects again (see above).
+ * when the silence began; true once it has lasted BUS_SILENT_MS, when
+ * the owner should call bus_dialer_reconnect.
  */
-void bus_dialer_silent(bus_dialer *d);
+bool bus_dialer_silent(bus_dialer *d);
+
+/*
+ * Closes d's pipes after a silence of BUS_SILENT_MS (once for several
+ * callers), so that it connects again. The owner must have no exchange
+ * under way on d's socket: nng 1.5.2 closing a pipe while a request
+ * context sends or waits on the socket can stop its reaper for good (no
+ * pipe of the process is ever removed again).
+ */
+void bus_dialer_reconnect(bus_dialer *d);
 
 /* Tests: closes d's dialer, as if nng had stopped dialing. */
 void bus_dialer_plant_dead(bus_dialer *d);

@@ -403,9 +403,10 @@ sub_run(void *arg)
 		if (now - heard >= FEED_SILENCE_MS) {
 			need = true; /* the safety net: nothing heard */
 			heard = now;
-			/* Heartbeats should have come over the connection. */
-			if (bus_dialer_up(&s->d))
-				bus_dialer_silent(&s->d);
+			/* Heartbeats should have come over the connection
+			 * (no receive is under way here). */
+			if (bus_dialer_up(&s->d) && bus_dialer_silent(&s->d))
+				bus_dialer_reconnect(&s->d);
 		}
 		if (need && now >= retry_at) {
 			need = !fetch_now(s);

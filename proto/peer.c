@@ -17,12 +17,15 @@
  * replaced (bus_dialer, bus.h): calls that find no connection to a node
  * count as misses. A connection over which calls time out with no reply
  * for BUS_SILENT_MS is closed and dialed again: each reply and each
- * timeout is told to the dialer.
+ * timeout is told to the dialer, and a call that finds the silence long
+ * enough closes the pipes if no other call to that node is under way
+ * (the remote's `use` lock, tried; the next timeout tries again).
  *
  * Locking rule: the handler table and the node table are written before
  * the seam is shared (peer_handle before peer_listen, peer_add before the
  * first call) and only read afterwards; a node's dialer keeps bus.h's
- * rule.
+ * rule; a node's `use` lock is held shared from a call's context open to
+ * its close, and exclusively only by a successful try, never waited for.
  */
 #include "peer.h"
 
@@ -58,6 +61,9 @@ typedef struct remote {
 	bool added;
 	nng_socket sock;
 	bus_dialer d; /* its one dialer: every pipe of sock is its */
+	/* Held shared by each call under way on sock, exclusively (tried,
+	 * never waited for) to close a silent connection's pipes. */
+	pthread_rwlock_t use;
 } remote;
 
 struct peer {
@@ -202,6 +208,7 @@ peer_add(peer *p, uint32_t node, const char *url, bool later)
 	int rv = nng_req0_open(&r->sock);
 	if (rv != 0)
 		return bus_err(rv);
+	pthread_rwlock_init(&r->use, NULL);
 	kv_err e = bus_setup(r->sock);
 	if (e == KV_OK)
 		e = bus_err(nng_pipe_notify(r->sock, NNG_PIPE_EV_ADD_PRE,
@@ -214,6 +221,7 @@ peer_add(peer *p, uint32_t node, const char *url, bool later)
 		    bus_dialer_start(&r->d, r->sock, url);
 	if (e != KV_OK) {
 		nng_close(r->sock);
+		pthread_rwlock_destroy(&r->use);
 		return e;
 	}
 	r->added = true;
@@ -275,8 +283,10 @@ peer_call_start(peer *p, uint32_t node, uint32_t type, const uint8_t *body,
 		return rv;
 	peer_pending *pp = calloc(1, sizeof(*pp));
 	nng_msg *m = NULL;
+	pthread_rwlock_rdlock(&r->use);
 	int nrv = pp == NULL ? NNG_ENOMEM : nng_ctx_open(&pp->ctx, r->sock);
 	if (nrv != 0) {
+		pthread_rwlock_unlock(&r->use);
 		free(buf);
 		free(pp);
 		return bus_err(nrv);
@@ -302,6 +312,7 @@ peer_call_start(peer *p, uint32_t node, uint32_t type, const uint8_t *body,
 		nng_msg_free(m);
 	nng_aio_free(pp->aio);
 	nng_ctx_close(pp->ctx);
+	pthread_rwlock_unlock(&r->use);
 	free(pp);
 	return bus_err(nrv) == KV_ENOMEM ? KV_ENOMEM : KV_UNAVAILABLE;
 }
@@ -327,11 +338,17 @@ peer_call_end(peer_pending *pp, arena *a, peer_reply *out)
 	}
 	if (m != NULL)
 		nng_msg_free(m);
-	if (nrv == NNG_ETIMEDOUT)
-		bus_dialer_silent(&pp->r->d);
 	nng_aio_free(pp->aio);
 	nng_ctx_close(pp->ctx);
+	remote *r = pp->r;
+	pthread_rwlock_unlock(&r->use);
 	free(pp);
+	/* The pipes are closed only with no call under way (bus.h). */
+	if (nrv == NNG_ETIMEDOUT && bus_dialer_silent(&r->d) &&
+	    pthread_rwlock_trywrlock(&r->use) == 0) {
+		bus_dialer_reconnect(&r->d);
+		pthread_rwlock_unlock(&r->use);
+	}
 	if (nrv != 0)
 		return bus_err(nrv) == KV_ENOMEM ? KV_ENOMEM :
 		    nrv == NNG_ETIMEDOUT ? KV_TIMEDOUT : KV_UNAVAILABLE;
@@ -370,6 +387,7 @@ peer_close(peer *p)
 		if (p->nodes[i].added) {
 			nng_close(p->nodes[i].sock);
 			bus_dialer_fini(&p->nodes[i].d);
+			pthread_rwlock_destroy(&p->nodes[i].use);
 		}
 	free(p);
 }

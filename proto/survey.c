@@ -314,12 +314,14 @@ surveyor_ask(surveyor *s, uint32_t what, int connect_ms, int deadline_ms,
 		}
 		nng_msg_free(m);
 	}
-	/* What came of it, for each connection asked (bus.h). */
+	/* What came of it, for each connection asked (bus.h); a surveyor
+	 * asks from one thread at a time, and nothing is under way now. */
 	for (size_t i = 0; i < s->n; i++)
 		if (results[i].outcome == SURVEY_ANSWERED)
 			bus_dialer_answered(&s->t[i].d);
-		else if (results[i].outcome == SURVEY_SILENT)
-			bus_dialer_silent(&s->t[i].d);
+		else if (results[i].outcome == SURVEY_SILENT &&
+		    bus_dialer_silent(&s->t[i].d))
+			bus_dialer_reconnect(&s->t[i].d);
 	return KV_OK;
 }
 

@@ -211,17 +211,27 @@ lasted(_Atomic int64_t *start, int64_t now, int64_t ms, int64_t *since)
 	return now - *since >= ms;
 }
 
+/* The slot of pipe id in d's ids (0: a free slot), or -1. Needs
+ * pipes_mu. */
+static int
+pipe_slot(const bus_dialer *d, uint32_t id)
+{
+	for (int i = 0; i < BUS_DIALER_PIPES; i++)
+		if (d->pipe_ids[i] == id)
+			return i;
+	return -1;
+}
+
 /* Drops pipe id from d's count, if d still counts it. */
 static void
 forget_pipe(bus_dialer *d, uint32_t id)
 {
 	pthread_mutex_lock(&d->pipes_mu);
-	for (size_t i = 0; i < BUS_DIALER_PIPES; i++)
-		if (d->pipe_ids[i] == id) {
-			d->pipe_ids[i] = 0;
-			atomic_fetch_sub(&d->pipes, 1);
-			break;
-		}
+	int i = pipe_slot(d, id);
+	if (i >= 0) {
+		d->pipe_ids[i] = 0;
+		atomic_fetch_sub(&d->pipes, 1);
+	}
 	pthread_mutex_unlock(&d->pipes_mu);
 }
 
@@ -231,34 +241,27 @@ bus_dialer_pipe(bus_dialer *d, nng_pipe p, nng_pipe_ev ev)
 	uint32_t id = (uint32_t) nng_pipe_id(p);
 	if (ev == NNG_PIPE_EV_ADD_PRE) {
 		pthread_mutex_lock(&d->pipes_mu);
-		bool kept = false;
-		for (size_t i = 0; i < BUS_DIALER_PIPES && !kept; i++)
-			if (d->pipe_ids[i] == 0) {
-				d->pipe_ids[i] = id;
-				kept = true;
-			}
-		if (!kept)
+		int i = pipe_slot(d, 0);
+		if (i >= 0)
+			d->pipe_ids[i] = id;
+		else
 			d->untracked++;
 		atomic_fetch_add(&d->pipes, 1);
 		pthread_mutex_unlock(&d->pipes_mu);
 		/* A silence is timed on the connections that were there. */
 		atomic_store(&d->silent_since, 0);
 	} else if (ev == NNG_PIPE_EV_REM_POST) {
-		pthread_mutex_lock(&d->pipes_mu);
-		bool kept = false;
-		for (size_t i = 0; i < BUS_DIALER_PIPES && !kept; i++)
-			if (d->pipe_ids[i] == id) {
-				d->pipe_ids[i] = 0;
-				kept = true;
-			}
 		/* A pipe whose id was not kept (they were all taken) was only
 		 * counted; one forgotten already (forget_pipe) is not counted
 		 * twice. */
-		if (!kept && d->untracked > 0) {
+		pthread_mutex_lock(&d->pipes_mu);
+		int i = pipe_slot(d, id);
+		bool counted = i >= 0 || d->untracked > 0;
+		if (i >= 0)
+			d->pipe_ids[i] = 0;
+		else if (counted)
 			d->untracked--;
-			kept = true;
-		}
-		if (kept)
+		if (counted)
 			atomic_fetch_sub(&d->pipes, 1);
 		pthread_mutex_unlock(&d->pipes_mu);
 	}

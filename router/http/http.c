@@ -1057,6 +1057,13 @@ conn_process(hconn *c)
 	}
 }
 
+void
+conn_room(hconn *c, size_t was)
+{
+	if (was > OUT_LIMIT && unsent(c) <= OUT_LIMIT)
+		conn_process(c);
+}
+
 /* Reads what has arrived on c. */
 static void
 conn_read(hconn *c)
@@ -1236,10 +1243,7 @@ loop_run(void *arg)
 					size_t was = unsent(c);
 					if (!conn_flush_now(c))
 						continue;
-					/* Room again: waiting requests go on. */
-					if (was > OUT_LIMIT &&
-					    unsent(c) <= OUT_LIMIT)
-						conn_process(c);
+					conn_room(c, was);
 					if (c->fd < 0)
 						continue;
 				}

@@ -221,6 +221,15 @@ size_t unsent(const hconn *c);
 bool conn_wrote(hconn *c, ssize_t n);
 bool link_wrote(nlink *k, loop *l, ssize_t n);
 
+/*
+ * conn_room: after writes of c->out took it from `was` bytes waiting to
+ * unsent(c), requests held back while over OUT_LIMIT go on (http.c).
+ * Every write that can cross the limit calls it, the ring's as well as
+ * EPOLLOUT's: a crossing missed leaves the held requests unanswered for
+ * good, since the connection's later events find no more than the limit.
+ */
+void conn_room(hconn *c, size_t was);
+
 /* conn_flush_now / link_flush write what they can now (http.c). */
 bool conn_flush_now(hconn *c);
 bool link_flush(nlink *k, loop *l);

@@ -86,10 +86,18 @@ ring_wrote(loop *l, const ring_write *w, int res)
 		hconn *c = w->c;
 		if (c->freed || c->fd != w->fd)
 			return; /* closed meanwhile */
+		size_t was = unsent(c);
 		/* A short write may have stopped short of a full socket. */
 		if (conn_wrote(c, n) && n > 0 && (size_t) n < w->len &&
-		    unsent(c) > 0)
-			conn_flush_now(c);
+		    unsent(c) > 0 && !conn_flush_now(c))
+			return;
+		/*
+		 * This write may be the one that makes room: the EPOLLOUT
+		 * that follows finds no more than OUT_LIMIT waiting and would
+		 * not let the held requests go on.
+		 */
+		if (c->fd >= 0)
+			conn_room(c, was);
 		return;
 	}
 	nlink *k = &l->links[w->node];

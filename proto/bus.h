@@ -221,7 +221,8 @@ bool bus_dialer_silent(bus_dialer *d);
  */
 void bus_dialer_reconnect(bus_dialer *d);
 
-/* Tests: closes d's dialer, as if nng had stopped dialing. */
+/* Tests: closes d's dialer, as if nng had stopped dialing; as for
+ * bus_dialer_reconnect, with no exchange under way on d's socket. */
 void bus_dialer_plant_dead(bus_dialer *d);
 
 /* bus_now_us: CLOCK_REALTIME in microseconds. */

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bus.h" /* nng.h, before its protocols */
 #include <nng/protocol/pubsub0/pub.h>
@@ -270,6 +271,7 @@ struct feed_sub {
 	atomic_bool stop;
 	atomic_bool reconnected; /* a connection came after the first */
 	atomic_bool connected_once;
+	atomic_bool plant_dead;  /* a test's fault, for the thread to make */
 	bus_dialer d;            /* its one dialer: every pipe is its */
 	pthread_mutex_t mu;      /* guards cur and the arrivals below */
 	catalog *cur;            /* written by the thread only */
@@ -393,6 +395,10 @@ sub_run(void *arg)
 
 	while (!atomic_load(&s->stop)) {
 		int64_t now = bus_mono_ms();
+		if (atomic_load(&s->plant_dead)) {
+			bus_dialer_plant_dead(&s->d);
+			atomic_store(&s->plant_dead, false);
+		}
 		if (!bus_dialer_up(&s->d))
 			bus_dialer_missed(&s->d);
 		if (atomic_exchange(&s->reconnected, false)) {
@@ -416,7 +422,8 @@ sub_run(void *arg)
 		nng_duration wait = !bus_dialer_up(&s->d) ? BUS_TICK_MS :
 		    need ? FETCH_RETRY_MS : FEED_SILENCE_MS;
 		int rv = bus_recv(s->sock, s->aio, wait, &m);
-		if (rv == NNG_ETIMEDOUT)
+		if (rv == NNG_ETIMEDOUT || (rv == NNG_ECANCELED &&
+		    atomic_load(&s->plant_dead)))
 			continue;
 		if (rv != 0)
 			break; /* stopped or closed */
@@ -495,7 +502,17 @@ feed_sub_close(feed_sub *s)
 void
 feed_sub_plant_dead_dialer(feed_sub *s)
 {
-	bus_dialer_plant_dead(&s->d);
+	/*
+	 * The thread closes the dialer, between receives, as it would
+	 * replace one: a dialer closed while a receive waits on the socket
+	 * can stop nng 1.5.2's reaper (bus.h), and the socket's close would
+	 * then wait for good.
+	 */
+	atomic_store(&s->plant_dead, true);
+	while (atomic_load(&s->plant_dead)) {
+		nng_aio_cancel(s->aio);
+		nanosleep(&(struct timespec) { 0, 1000000 }, NULL);
+	}
 }
 
 void

@@ -114,7 +114,8 @@ typedef struct feed_counts {
 
 /*
  * Tests: closes s's dialer, as if nng had stopped dialing (bus.h's
- * bus_dialer); the subscriber replaces it.
+ * bus_dialer); the subscriber replaces it. Its thread closes it, between
+ * receives; returns once it has.
  */
 void feed_sub_plant_dead_dialer(feed_sub *s);
 

@@ -231,8 +231,12 @@ peer_add(peer *p, uint32_t node, const char *url, bool later)
 void
 peer_plant_dead_dialer(peer *p, uint32_t node)
 {
-	if (node < CONFIG_MAX_NODES && p->nodes[node].added)
+	if (node < CONFIG_MAX_NODES && p->nodes[node].added) {
+		/* Between calls, as a repair closes (bus.h). */
+		pthread_rwlock_wrlock(&p->nodes[node].use);
 		bus_dialer_plant_dead(&p->nodes[node].d);
+		pthread_rwlock_unlock(&p->nodes[node].use);
+	}
 }
 
 /* Receives on ctx through aio until end; the nng result. */

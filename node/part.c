@@ -45,6 +45,7 @@ part_map_fini(part_map *m)
 {
 	for (size_t i = 0; i < m->n; i++) {
 		move_forget(m->p[i]);
+		free(m->p[i]->local.from);
 		size_index_fini(&m->p[i]->sizes);
 		pthread_mutex_destroy(&m->p[i]->mu);
 		pthread_mutex_destroy(&m->p[i]->cap_mu);
@@ -254,6 +255,7 @@ part_map_remove_locked(part_map *m, part *p)
 			continue;
 		m->p[i] = m->p[--m->n];
 		move_forget(p);
+		free(p->local.from);
 		size_index_fini(&p->sizes);
 		pthread_mutex_destroy(&p->mu);
 		pthread_mutex_destroy(&p->cap_mu);

@@ -65,6 +65,24 @@
 /* The longest storage key that bounds a partition: prefix and bound. */
 #define PART_BOUND_MAX (12 + PART_KEY_MAX)
 
+#define PART_LOCAL_MAX 5 /* local indexes of a table (DynamoDB's limit) */
+
+/*
+ * A partition's count of its local index entries (node/stats.c): the
+ * last finished count, and the one under way, which a DescribeTable
+ * takes on for a while and leaves at a key for the next to go on from.
+ */
+typedef struct local_count {
+	uint64_t items[PART_LOCAL_MAX], bytes[PART_LOCAL_MAX]; /* last */
+	int64_t at_us;   /* when the last ended (monotonic; 0: none yet) */
+	int64_t took_us; /* the time its scans took */
+	uint64_t run_items[PART_LOCAL_MAX], run_bytes[PART_LOCAL_MAX];
+	int64_t run_us;  /* the scans' time so far */
+	uint8_t *from;   /* the run goes on after this key; NULL: no run */
+	size_t from_len;
+	bool busy;       /* a request is scanning (without the mutex) */
+} local_count;
+
 typedef struct part {
 	uint32_t table_id;
 	uint32_t id;
@@ -92,6 +110,11 @@ typedef struct part {
 	key_set inflight; /* keys of the last batch sent, until acked */
 	uint64_t dirty_seq; /* that batch's number */
 	bool dirty_lost;  /* the set ran out of memory: the move fails */
+	/*
+	 * Its entries in each local index and their projected sizes, as
+	 * last counted (node/stats.c), guarded by mu; local_at_us 0: never.
+	 */
+	local_count local;
 } part;
 
 typedef struct part_map {

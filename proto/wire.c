@@ -510,11 +510,15 @@ wire_stats_to_pb(const part_stats *s, Kv__PartStats *pb)
 	pb->write_throttled = s->write_throttled;
 	pb->prov_rcu = s->prov_rcu;
 	pb->prov_wcu = s->prov_wcu;
+	pb->n_local_items = pb->n_local_bytes = s->n_local;
+	pb->local_items = (uint64_t *) s->local_items;
+	pb->local_bytes = (uint64_t *) s->local_bytes;
 }
 
 void
 wire_stats_from_pb(const Kv__PartStats *pb, part_stats *s)
 {
+	memset(s, 0, sizeof(*s));
 	s->table_id = pb->table_id;
 	s->part = pb->part;
 	s->epoch = pb->epoch;
@@ -532,6 +536,12 @@ wire_stats_from_pb(const Kv__PartStats *pb, part_stats *s)
 	s->write_throttled = pb->write_throttled;
 	s->prov_rcu = pb->prov_rcu;
 	s->prov_wcu = pb->prov_wcu;
+	for (size_t i = 0; i < pb->n_local_items && i < pb->n_local_bytes &&
+	    i < WIRE_LOCAL_MAX; i++) {
+		s->local_items[i] = pb->local_items[i];
+		s->local_bytes[i] = pb->local_bytes[i];
+		s->n_local++;
+	}
 }
 
 kv_err

@@ -281,6 +281,9 @@ typedef struct rpc_request {
 
 #define RPC_LOCAL_FETCH 0x100
 
+/* The most local secondary indexes a table has (DynamoDB's limit). */
+#define WIRE_LOCAL_MAX 5
+
 typedef struct part_stats {
 	uint32_t table_id;
 	uint32_t part;
@@ -294,6 +297,10 @@ typedef struct part_stats {
 	uint64_t read_admitted, write_admitted;
 	uint64_t read_throttled, write_throttled;
 	uint64_t prov_rcu, prov_wcu;
+	/* Asked for one table: each local index's entries and their
+	 * projected sizes, by the index's number (n_local of them). */
+	uint32_t n_local;
+	uint64_t local_items[WIRE_LOCAL_MAX], local_bytes[WIRE_LOCAL_MAX];
 } part_stats;
 
 typedef struct rpc_response {

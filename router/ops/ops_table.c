@@ -39,12 +39,24 @@ status_name(table_status s)
 	return "ACTIVE";
 }
 
-/* Sums the partition counters of t over its owners (best effort). */
+/* What table_counts sums for each local index of a table, by number. */
+typedef struct local_counts {
+	uint64_t items[WIRE_LOCAL_MAX], bytes[WIRE_LOCAL_MAX];
+} local_counts;
+
+/*
+ * Sums the partition counters of t over its owners (best effort); with
+ * lc, also its local indexes' (counted by the nodes from time to time:
+ * node/stats.c).
+ */
 static void
-table_counts(api_ctx *c, const table *t, uint64_t *items, uint64_t *bytes)
+table_counts(api_ctx *c, const table *t, uint64_t *items, uint64_t *bytes,
+    local_counts *lc)
 {
 	bool asked[CONFIG_MAX_NODES] = { false };
 	*items = *bytes = 0;
+	if (lc != NULL)
+		memset(lc, 0, sizeof(*lc));
 	for (size_t i = 0; i < t->n_parts; i++) {
 		uint32_t node = t->parts[i].node;
 		if (node >= CONFIG_MAX_NODES || asked[node])
@@ -55,8 +67,13 @@ table_counts(api_ctx *c, const table *t, uint64_t *items, uint64_t *bytes)
 		if (conn_call(c->r, node, &req, c->a, &resp) != KV_OK)
 			continue;
 		for (size_t k = 0; k < resp.n_stats; k++) {
-			*items += resp.stats[k].items;
-			*bytes += resp.stats[k].bytes;
+			const part_stats *s = &resp.stats[k];
+			*items += s->items;
+			*bytes += s->bytes;
+			for (uint32_t x = 0; lc != NULL && x < s->n_local; x++) {
+				lc->items[x] += s->local_items[x];
+				lc->bytes[x] += s->local_bytes[x];
+			}
 		}
 		wire_response_fini(&resp);
 	}
@@ -110,7 +127,7 @@ index_deleting(api_ctx *c, const table *t)
  */
 static bool
 describe_indexes(api_ctx *c, const table *t, bool with_counts,
-    const char *arn, json_t *j)
+    const local_counts *lc, const char *arn, json_t *j)
 {
 	json_t *lists[2] = { NULL, NULL }; /* global, local */
 	bool busy = false;
@@ -129,11 +146,16 @@ describe_indexes(api_ctx *c, const table *t, bool with_counts,
 		route_read_unlock();
 		uint64_t items = 0, bytes = 0;
 		if (with_counts && have && table_serving(&copy))
-			table_counts(c, &copy, &items, &bytes);
+			table_counts(c, &copy, &items, &bytes, NULL);
 		const char *status = "ACTIVE"; /* an LSI shows none */
 		int backfilling = -1;
 		if (d->local) {
-			/* in its base table's partitions */
+			/* In its base table's partitions. */
+			int k = index_local_no(t, d);
+			if (lc != NULL && k >= 0 && k < WIRE_LOCAL_MAX) {
+				items = lc->items[k];
+				bytes = lc->bytes[k];
+			}
 		} else if (d->deleting) {
 			status = "DELETING";
 			busy = true;
@@ -187,8 +209,11 @@ ops_table_json(api_ctx *c, const table *t, bool with_counts)
 		json_array_append_new(defs, json_pack("{s:s,s:s}",
 		    "AttributeName", t->attr_defs[i].name, "AttributeType",
 		    value_type_name(t->attr_defs[i].type)));
-	if (with_counts && table_serving(t))
-		table_counts(c, t, &items, &bytes);
+	local_counts lc;
+	bool counted = with_counts && table_serving(t);
+	if (counted)
+		table_counts(c, t, &items, &bytes, table_has_local(t) ? &lc :
+		    NULL);
 	json_t *j = json_pack("{s:o,s:s,s:o,s:s,s:f,s:I,s:I,s:s,s:s}",
 	    "AttributeDefinitions", defs,
 	    "TableName", t->name,
@@ -222,8 +247,8 @@ ops_table_json(api_ctx *c, const table *t, bool with_counts)
 		    json_real((double) (t->billing_changed_ms != 0 ?
 		    t->billing_changed_ms : t->created_ms) / 1000.0));
 	json_object_set_new(j, "BillingModeSummary", bms);
-	bool busy = t->n_indexes > 0 &&
-	    describe_indexes(c, t, with_counts, arn, j);
+	bool busy = t->n_indexes > 0 && describe_indexes(c, t, with_counts,
+	    counted && table_has_local(t) ? &lc : NULL, arn, j);
 	if (t->status == TABLE_ACTIVE && (busy || index_deleting(c, t)))
 		json_object_set_new(j, "TableStatus", json_string("UPDATING"));
 	json_object_set_new(j, "DeletionProtectionEnabled", json_false());

@@ -123,7 +123,7 @@ def test_create_and_describe(ddb, unique):
             spec["IndexName"]
         # An LSI has no status or throughput of its own.
         assert "IndexStatus" not in d and "ProvisionedThroughput" not in d
-        assert d["ItemCount"] == 0 and d["IndexSizeBytes"] == 0
+        assert d["ItemCount"] == 0 and d["IndexSizeBytes"] == 0  # empty
     assert [g["IndexName"] for g in t["GlobalSecondaryIndexes"]] == ["by_g"]
     # LSIs are made with their table only.
     with pytest.raises(ClientError) as e:
@@ -234,6 +234,22 @@ def test_entries_follow_writes(ddb, unique):
                                   wait=0)
     assert all(not m and not e for m, e in res.values()), res
     converged_now(ddb, name)
+    # DescribeTable counts each LSI's entries and their projected sizes
+    # (the nodes count them again at most a hundredth of the time).
+    want = {}
+    for x in ("by_l", "by_s", "by_at"):
+        entries = indexes_check.scan_all(ddb, TableName=name, IndexName=x)
+        want[x] = (len(entries), sum(item_bytes(e) for e in entries))
+    assert all(n > 0 for n, _ in want.values()), want
+
+    def counts():
+        d = ddb.describe_table(TableName=name)["Table"]
+        return {x["IndexName"]: (x["ItemCount"], x["IndexSizeBytes"])
+                for x in d["LocalSecondaryIndexes"]}
+    deadline = time.time() + 5
+    while counts() != want and time.time() < deadline:
+        time.sleep(0.2)
+    assert counts() == want
     # The checker fails on a planted difference.
     base = indexes_check.scan_all(ddb, TableName=name, ConsistentRead=True)
     gone = [b for b in base if "l" in b][0]
@@ -400,11 +416,15 @@ def test_item_collection_metrics(ddb, raw_ddb, unique):
 def item_bytes(it):
     """DynamoDB's size of an item of S and N attributes whose numbers
     have at most two digits: names and values in bytes (a small number is
-    2 bytes)."""
+    2 bytes, zero 1)."""
     n = 0
     for k, v in it.items():
         n += len(k.encode())
-        n += len(v["S"].encode()) if "S" in v else 2
+        if "S" in v:
+            n += len(v["S"].encode())
+        else:
+            assert v["N"].isdigit() and len(v["N"]) <= 2, v
+            n += 1 if v["N"] == "0" else 2
     return n
 
 

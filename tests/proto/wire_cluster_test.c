@@ -71,12 +71,14 @@ expect_event_eq(const catalog_event *a, const catalog_event *b)
 
 static const part_stats STATS[3] = {
 	{ 7, 0, 1, 10, 1000, 6000000000, 2000000000, -4000000, 7,
-	    12, 34, 5, 6, 7, 8, 0, 0 },
-	{ 7, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 5 },
+	    12, 34, 5, 6, 7, 8, 0, 0, 2, { 3, 0 }, { 300, 0 } },
+	{ 7, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 5, 0, { 0 },
+	    { 0 } },
 	{ UINT32_MAX, UINT32_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX,
 	    INT64_MAX, INT64_MIN, INT64_MIN, INT64_MAX, UINT64_MAX,
 	    UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX,
-	    UINT64_MAX, UINT64_MAX },
+	    UINT64_MAX, UINT64_MAX, WIRE_LOCAL_MAX, { UINT64_MAX, 1, 2, 3,
+	    UINT64_MAX }, { UINT64_MAX, 0, 0, 0, 1 } },
 };
 
 static const feed_arrival ARRIVALS[3] = {

@@ -95,12 +95,14 @@ full_request(const table *t)
 
 static const part_stats STATS[3] = {
 	{ 7, 0, 1, 10, 1000, 6000000000, 2000000000, -4000000, 7,
-	    12, 34, 5, 6, 7, 8, 0, 0 },
-	{ 7, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 5 },
+	    12, 34, 5, 6, 7, 8, 0, 0, 1, { 9 }, { 900 } },
+	{ 7, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 5, 0, { 0 },
+	    { 0 } },
 	{ UINT32_MAX, UINT32_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX,
 	    INT64_MAX, INT64_MIN, INT64_MIN, INT64_MAX, UINT64_MAX,
 	    UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX,
-	    UINT64_MAX, UINT64_MAX },
+	    UINT64_MAX, UINT64_MAX, WIRE_LOCAL_MAX, { 1, 2, 3, 4,
+	    UINT64_MAX }, { UINT64_MAX, 4, 3, 2, 1 } },
 };
 
 /* A response with every field set; c and t are borrowed. */

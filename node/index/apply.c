@@ -213,6 +213,8 @@ index_apply_serve(node *n, const rpc_request *req, arena *a,
 		ps[i]->bytes += (uint64_t) d_bytes[i];
 	}
 	part_unlock_set(locked, nl);
+	if (resp->code == KV_OK)
+		atomic_fetch_add(&s->applies, 1);
 	for (size_t i = 0; i < nr && resp->code == KV_OK; i++) {
 		if (!applied[i])
 			continue;

@@ -89,6 +89,7 @@ typedef struct index_state {
 	/* Counters, for /metrics. */
 	_Atomic uint64_t records_written, records_sent, records_dropped;
 	_Atomic uint64_t applied, stale_skipped, send_failures;
+	_Atomic uint64_t applies;       /* apply batches served here */
 	_Atomic uint64_t filled;        /* items given records by fills */
 	int64_t swept_us; /* the replicator's last look at the whole outbox */
 	/* Records waiting per index, and the number of the oldest at the

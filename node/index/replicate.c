@@ -739,6 +739,12 @@ index_write_metrics(node *n, FILE *f)
 	    n->index, (unsigned long long) atomic_load(&s->records_dropped),
 	    n->index, (unsigned long long) atomic_load(&s->applied),
 	    n->index, (unsigned long long) atomic_load(&s->stale_skipped));
+	fprintf(f, "# HELP kv_index_applies_total Batches of index records "
+	    "applied here (their records: kv_index_records_total applied and "
+	    "skipped).\n"
+	    "# TYPE kv_index_applies_total counter\n"
+	    "kv_index_applies_total{node=\"%u\"} %llu\n", n->index,
+	    (unsigned long long) atomic_load(&s->applies));
 	fprintf(f, "# HELP kv_index_filled_items_total Items given index "
 	    "records by fills of new indexes.\n"
 	    "# TYPE kv_index_filled_items_total counter\n"

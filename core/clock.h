@@ -1,5 +1,5 @@
 /*
- * clock.h — the monotonic clock in milliseconds, for timeouts and ages
+ * clock.h — the monotonic clock in milliseconds (and microseconds), for timeouts and ages
  * measured inside one process (never compared across processes), and in
  * seconds as a double, for rates.
  */
@@ -15,6 +15,14 @@ clock_mono_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static inline int64_t
+clock_mono_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 static inline double

@@ -18,13 +18,13 @@
  * about every six hours.
  */
 #include "node.h"
+#include "clock.h"
 #include "index.h"
 #include "keyenc.h"
 #include "throttle.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #if PART_LOCAL_MAX != WIRE_LOCAL_MAX
 #error "a partition counts as many local indexes as the wire carries"
@@ -36,14 +36,6 @@
 #ifndef COUNT_CHECK
 #define COUNT_CHECK 256 /* keys between looks at the clock */
 #endif
-
-static int64_t
-mono_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 typedef struct tally {
 	uint64_t items[PART_LOCAL_MAX], bytes[PART_LOCAL_MAX];
@@ -64,7 +56,7 @@ tally_one(void *arg, const uint8_t *k, size_t kl, const uint8_t *v,
 		t->items[i]++;
 		t->bytes[i] += record_size(v);
 	}
-	if (++t->seen % COUNT_CHECK != 0 || mono_us() < t->deadline_us)
+	if (++t->seen % COUNT_CHECK != 0 || clock_mono_us() < t->deadline_us)
 		return true;
 	/* Out of time: the next request goes on after this key. */
 	t->stop = malloc(kl + 1);
@@ -92,7 +84,7 @@ count_local(node *n, part *p, int64_t *budget_us)
 	tally t;
 	memset(&t, 0, sizeof(t));
 	pthread_mutex_lock(&p->mu);
-	int64_t t0 = mono_us();
+	int64_t t0 = clock_mono_us();
 	if (*budget_us <= 0 || c->busy || (c->from == NULL && c->at_us != 0 &&
 	    t0 - c->at_us < 100 * c->took_us)) {
 		pthread_mutex_unlock(&p->mu);
@@ -116,7 +108,7 @@ count_local(node *n, part *p, int64_t *budget_us)
 	kv_err rv = store_scan(n->st, from != NULL ? from : lo,
 	    from != NULL ? from_len : lol, hi, hil, tally_one, &t);
 	free(from);
-	int64_t t1 = mono_us();
+	int64_t t1 = clock_mono_us();
 	*budget_us -= t1 - t0;
 
 	pthread_mutex_lock(&p->mu);

@@ -198,7 +198,9 @@ bool bus_dialer_up(bus_dialer *d);
 /*
  * For an owner that wanted a connection and found none: starts the
  * dialer if it has not started, else notes when the miss began and
- * replaces the dialer once it has lasted BUS_REDIAL_MS.
+ * replaces the dialer once it has lasted BUS_REDIAL_MS. A replacement
+ * closes the old dialer: as for bus_dialer_reconnect, the owner must
+ * have no exchange under way on d's socket.
  */
 void bus_dialer_missed(bus_dialer *d);
 

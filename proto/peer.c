@@ -15,7 +15,9 @@
  *
  * A dialer that stays without a connection while calls want one is
  * replaced (bus_dialer, bus.h): calls that find no connection to a node
- * count as misses. A connection over which calls time out with no reply
+ * count as misses, told to the dialer only while no other call to that
+ * node is under way (the `use` lock below, tried), since a replacement
+ * closes the old dialer. A connection over which calls time out with no reply
  * for BUS_SILENT_MS is closed and dialed again: each reply and each
  * timeout is told to the dialer, and a call that finds the silence long
  * enough closes the pipes if no other call to that node is under way
@@ -25,7 +27,8 @@
  * the seam is shared (peer_handle before peer_listen, peer_add before the
  * first call) and only read afterwards; a node's dialer keeps bus.h's
  * rule; a node's `use` lock is held shared from a call's context open to
- * its close, and exclusively only by a successful try, never waited for.
+ * its close, and exclusively only by a successful try, never waited for
+ * (but by a test's plant, peer_plant_dead_dialer).
  */
 #include "peer.h"
 
@@ -272,7 +275,16 @@ peer_call_start(peer *p, uint32_t node, uint32_t type, const uint8_t *body,
 	int64_t grace = start + (timeout_ms < PEER_CONNECT_GRACE_MS ?
 	    timeout_ms : PEER_CONNECT_GRACE_MS);
 	while (!bus_dialer_up(&r->d)) {
-		bus_dialer_missed(&r->d);
+		/*
+		 * A miss may replace the dialer, a close that must not meet
+		 * another call's context on the socket (bus.h): only with the
+		 * node's use lock taken exclusively, by a try; calls under way
+		 * end by their deadlines, and the next miss tries again.
+		 */
+		if (pthread_rwlock_trywrlock(&r->use) == 0) {
+			bus_dialer_missed(&r->d);
+			pthread_rwlock_unlock(&r->use);
+		}
 		if (bus_mono_ms() >= grace)
 			return KV_UNAVAILABLE;
 		struct timespec ts = { 0, 2 * 1000000L };

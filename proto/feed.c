@@ -422,8 +422,10 @@ sub_run(void *arg)
 		nng_duration wait = !bus_dialer_up(&s->d) ? BUS_TICK_MS :
 		    need ? FETCH_RETRY_MS : FEED_SILENCE_MS;
 		int rv = bus_recv(s->sock, s->aio, wait, &m);
+		/* Cancelled without a stop: a plant's wake-up (it may come
+		 * just after the plant is made). */
 		if (rv == NNG_ETIMEDOUT || (rv == NNG_ECANCELED &&
-		    atomic_load(&s->plant_dead)))
+		    !atomic_load(&s->stop)))
 			continue;
 		if (rv != 0)
 			break; /* stopped or closed */

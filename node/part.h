@@ -81,6 +81,8 @@ typedef struct local_count {
 	uint8_t *from;   /* the run goes on after this key; NULL: no run */
 	size_t from_len;
 	bool busy;       /* a request is scanning (without the mutex) */
+	uint64_t epoch;  /* the partition's epoch when the last count or
+	                  * the run began: a new range counts anew */
 } local_count;
 
 typedef struct part {
@@ -110,11 +112,7 @@ typedef struct part {
 	key_set inflight; /* keys of the last batch sent, until acked */
 	uint64_t dirty_seq; /* that batch's number */
 	bool dirty_lost;  /* the set ran out of memory: the move fails */
-	/*
-	 * Its entries in each local index and their projected sizes, as
-	 * last counted (node/stats.c), guarded by mu; local_at_us 0: never.
-	 */
-	local_count local;
+	local_count local; /* guarded by mu (node/stats.c) */
 } part;
 
 typedef struct part_map {

@@ -85,6 +85,14 @@ count_local(node *n, part *p, int64_t *budget_us)
 	memset(&t, 0, sizeof(t));
 	pthread_mutex_lock(&p->mu);
 	int64_t t0 = clock_mono_us();
+	if (!c->busy && c->epoch != p->epoch) {
+		/* Split or moved since: a run under way counted another
+		 * range, and the last count is due again. */
+		free(c->from);
+		c->from = NULL;
+		c->at_us = 0;
+		c->epoch = p->epoch;
+	}
 	if (*budget_us <= 0 || c->busy || (c->from == NULL && c->at_us != 0 &&
 	    t0 - c->at_us < 100 * c->took_us)) {
 		pthread_mutex_unlock(&p->mu);

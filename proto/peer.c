@@ -255,6 +255,21 @@ recv_until(nng_ctx ctx, nng_aio *aio, int64_t end)
 	return nng_aio_result(aio);
 }
 
+/*
+ * Calls fn (which may close the dialer or its pipes) on r's dialer if no
+ * call to r is under way: with r's use lock taken exclusively, by a try,
+ * never waited for. A close beside another call's context on the socket
+ * can stop nng 1.5.2's reaper for good (bus.h).
+ */
+static void
+alone(remote *r, void (*fn)(bus_dialer *))
+{
+	if (pthread_rwlock_trywrlock(&r->use) == 0) {
+		fn(&r->d);
+		pthread_rwlock_unlock(&r->use);
+	}
+}
+
 /* A call whose request is on its way (peer_call_start). */
 struct peer_pending {
 	remote *r; /* the node called */
@@ -275,16 +290,9 @@ peer_call_start(peer *p, uint32_t node, uint32_t type, const uint8_t *body,
 	int64_t grace = start + (timeout_ms < PEER_CONNECT_GRACE_MS ?
 	    timeout_ms : PEER_CONNECT_GRACE_MS);
 	while (!bus_dialer_up(&r->d)) {
-		/*
-		 * A miss may replace the dialer, a close that must not meet
-		 * another call's context on the socket (bus.h): only with the
-		 * node's use lock taken exclusively, by a try; calls under way
-		 * end by their deadlines, and the next miss tries again.
-		 */
-		if (pthread_rwlock_trywrlock(&r->use) == 0) {
-			bus_dialer_missed(&r->d);
-			pthread_rwlock_unlock(&r->use);
-		}
+		/* A miss may replace the dialer: calls under way end by
+		 * their deadlines, and the next miss tries again. */
+		alone(r, bus_dialer_missed);
 		if (bus_mono_ms() >= grace)
 			return KV_UNAVAILABLE;
 		struct timespec ts = { 0, 2 * 1000000L };
@@ -359,12 +367,8 @@ peer_call_end(peer_pending *pp, arena *a, peer_reply *out)
 	remote *r = pp->r;
 	pthread_rwlock_unlock(&r->use);
 	free(pp);
-	/* The pipes are closed only with no call under way (bus.h). */
-	if (nrv == NNG_ETIMEDOUT && bus_dialer_silent(&r->d) &&
-	    pthread_rwlock_trywrlock(&r->use) == 0) {
-		bus_dialer_reconnect(&r->d);
-		pthread_rwlock_unlock(&r->use);
-	}
+	if (nrv == NNG_ETIMEDOUT && bus_dialer_silent(&r->d))
+		alone(r, bus_dialer_reconnect);
 	if (nrv != 0)
 		return bus_err(nrv) == KV_ENOMEM ? KV_ENOMEM :
 		    nrv == NNG_ETIMEDOUT ? KV_TIMEDOUT : KV_UNAVAILABLE;

@@ -252,6 +252,10 @@ config_split_option(config *c, const char *key, const char *val)
 		c->gsi_delay_ms = (uint32_t) v;
 		return KV_OK;
 	}
+	if (strcmp(key, "gsi-collect-seconds") == 0 && v <= 86400) {
+		c->gsi_collect_s = (uint32_t) v;
+		return KV_OK;
+	}
 	if (strcmp(key, "memory-mb") == 0 && v >= 32 && v <= (1u << 20)) {
 		c->memory_mb = (uint32_t) v;
 		return KV_OK;
@@ -286,6 +290,7 @@ config_load(const char *path, config *c, char *why, size_t whylen)
 	c->split_size_bytes = (uint64_t) CONFIG_SPLIT_SIZE_MB << 20;
 	c->collection_max = CONFIG_COLLECTION_KB << 10;
 	c->ttl_sweep_ms = CONFIG_TTL_SWEEP_MS;
+	c->gsi_collect_s = CONFIG_GSI_COLLECT_S;
 	c->memory_mb = CONFIG_MEMORY_MB;
 	if (f == NULL) {
 		snprintf(why, whylen, "%s: cannot open", path);
@@ -324,6 +329,7 @@ config_load(const char *path, config *c, char *why, size_t whylen)
 				c->burst_seconds = (uint32_t) v;
 		} else if ((strncmp(key, "split-", 6) == 0 ||
 		    strcmp(key, "gsi-delay-ms") == 0 ||
+		    strcmp(key, "gsi-collect-seconds") == 0 ||
 		    strcmp(key, "ttl-sweep-ms") == 0 ||
 		    strcmp(key, "memory-mb") == 0 ||
 		    strcmp(key, "item-collection-kb") == 0) && a != NULL &&

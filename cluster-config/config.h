@@ -15,6 +15,10 @@
  *   gsi-delay-ms 0                    every index record waits at least
  *                                     this long before it is sent, to
  *                                     test against an index behind
+ *   gsi-collect-seconds 30            the catalog node's rounds that
+ *                                     delete index tombstones no record
+ *                                     can still need start this often
+ *                                     (0: never; node/index.h)
  *   item-collection-kb 10485760       an item collection of a table with
  *                                     local indexes grows no larger
  *                                     (DynamoDB's 10 GB)
@@ -100,6 +104,7 @@ typedef struct config {
 	double split_threshold;     /* share of the ceiling that is hot */
 	uint64_t split_size_bytes;  /* 0: no splits for size */
 	uint32_t gsi_delay_ms;      /* index records held back at least */
+	uint32_t gsi_collect_s;     /* tombstone collection's period */
 	uint64_t collection_max;    /* bytes of one item collection (LSIs) */
 	uint32_t ttl_sweep_ms;      /* Time to Live: the sweeps' period */
 	uint32_t memory_mb;         /* a node's memory budget */
@@ -139,7 +144,8 @@ kv_err config_number(const char *s, uint64_t *out);
 /*
  * config_split_option applies one of the node tuning settings (key
  * "split-after-seconds", "split-threshold", "split-size-mb",
- * "gsi-delay-ms", "item-collection-kb" or "ttl-sweep-ms", with or
+ * "gsi-delay-ms", "gsi-collect-seconds", "item-collection-kb" or
+ * "ttl-sweep-ms", with or
  * without leading dashes) to c: KV_OK, or
  * KV_EINVAL for another key or a bad value. For the cluster file and the
  * nodes' command lines.
@@ -148,6 +154,7 @@ kv_err config_split_option(config *c, const char *key, const char *val);
 
 #define CONFIG_SPLIT_AFTER_S 300
 #define CONFIG_TTL_SWEEP_MS 10000
+#define CONFIG_GSI_COLLECT_S 30
 #define CONFIG_MEMORY_MB 384
 #define CONFIG_SPLIT_THRESHOLD 0.8
 #define CONFIG_SPLIT_SIZE_MB 10240

@@ -124,7 +124,7 @@ peer_verb(void *arg, const peer_msg *m, arena *a, peer_reply *out)
 	case RPC_MOVE_FENCE: case RPC_MOVE_END: case RPC_MOVE_STEP:
 	case RPC_BORROW: case RPC_INDEX_APPLY: case RPC_INDEX_BACKFILL:
 	case RPC_TXN_DECIDE: case RPC_BACKUP_TAKE: case RPC_BACKUP_RESTORE:
-	case RPC_BACKUP_DROP:
+	case RPC_BACKUP_DROP: case RPC_INDEX_COLLECT:
 		break;
 	default:
 		out->code = KV_PROTO;
@@ -456,4 +456,17 @@ cluster_tell_ms(node *n, uint32_t i, const rpc_request *req, arena *a,
 	memset(resp, 0, sizeof(*resp));
 	kv_err rv = cluster_tell_start(n, i, req, timeout_ms, &pp);
 	return rv == KV_OK ? cluster_tell_end(pp, a, resp) : rv;
+}
+
+kv_err
+cluster_ask(node *n, uint32_t i, const rpc_request *req, arena *a,
+    rpc_response *resp, int timeout_ms)
+{
+	if (i == n->index) {
+		memset(resp, 0, sizeof(*resp));
+		node_dispatch(n, req, a, resp);
+		return resp->code;
+	}
+	kv_err rv = cluster_tell_ms(n, i, req, a, resp, timeout_ms);
+	return rv == KV_OK ? resp->code : rv;
 }

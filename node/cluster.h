@@ -58,6 +58,14 @@ uint64_t cluster_catalog_version(node *n);
 kv_err cluster_tell(node *n, uint32_t i, const rpc_request *req, arena *a,
     rpc_response *resp);
 
+/*
+ * cluster_ask is cluster_tell_ms to any node, this one too (served here
+ * by node_dispatch): node i's code, or the call's failure. Call
+ * wire_response_fini(resp) afterwards.
+ */
+kv_err cluster_ask(node *n, uint32_t i, const rpc_request *req, arena *a,
+    rpc_response *resp, int timeout_ms);
+
 /* cluster_tell_ms: cluster_tell waiting timeout_ms for the answer. */
 kv_err cluster_tell_ms(node *n, uint32_t i, const rpc_request *req,
     arena *a, rpc_response *resp, int timeout_ms);

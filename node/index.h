@@ -44,10 +44,17 @@
 #include "node.h"
 #include "store.h"
 
-/* An entry record: RECORD_HEADER bytes of size with this bit set, then
- * the version (two big-endian u64), then the item (none: a tombstone). */
+/*
+ * An entry record: RECORD_HEADER bytes of size with this bit set, then
+ * the version (two u64), then the item. A tombstone has size 0 (a put's
+ * item has its keys, so never size 0) and, in place of the item, the
+ * number of the node's outbox clock when it was written (u64; absent in
+ * the tombstones of earlier builds: 0), which says whether it is older
+ * than a collection's fence (index_collect_serve).
+ */
 #define RECORD_VERSIONED 0x80000000u
 #define RECORD_VERSION_LEN 16
+#define RECORD_STAMP_LEN 8
 
 /* index_open sets up the view and starts the replicator. KV_OK or
  * KV_ENOMEM. */
@@ -209,8 +216,10 @@ record_item_offset(const uint8_t *v, size_t vl)
 {
 	if ((v[3] & 0x80) == 0)
 		return RECORD_HEADER;
-	return vl >= RECORD_HEADER + RECORD_VERSION_LEN ?
-	    RECORD_HEADER + RECORD_VERSION_LEN : vl;
+	if (vl < RECORD_HEADER + RECORD_VERSION_LEN ||
+	    (v[0] | v[1] | v[2] | (v[3] & 0x7f)) == 0)
+		return vl; /* a tombstone: size 0 */
+	return RECORD_HEADER + RECORD_VERSION_LEN;
 }
 
 /*
@@ -232,6 +241,46 @@ record_item_offset(const uint8_t *v, size_t vl)
  */
 void index_backfill_serve(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);
+
+/*
+ * Collecting tombstones. A tombstone keeps an older put from bringing its
+ * entry back; once no older record of its entry can arrive any more, it
+ * can go. The catalog node's collector (index_collector_start) finds that
+ * moment in rounds over every node, with RPC_INDEX_COLLECT's steps
+ * (rpc_request.limit):
+ *
+ *   FENCE  each node gives a fence F: every tombstone written here
+ *          before the answer has a stamp below F, every later one not;
+ *   MARK   then each node gives M, the last outbox number it has given;
+ *   LOW    (ack = M) the indexes with a record numbered M or below still
+ *          in this node's outbox; asked until none has, on every node;
+ *   SWEEP  (ack = F, move_id = the node's boot, item = the indexes still
+ *          waiting, u32 each) delete this node's tombstones of the other
+ *          indexes stamped below F, a budget of time per request; asked
+ *          until it answers found (done).
+ *
+ * Why it is safe: a put older than a tombstone was written to some
+ * outbox before the write that made the tombstone's delete, so before
+ * the fence, so before MARK: once every outbox has sent everything up to
+ * its M, no such put is left to come. The collector waits a grace
+ * period more (COLLECT_GRACE_MS) for an apply request sent earlier and
+ * still on its way. Every answer carries the node's boot: a node that
+ * restarted during a round (its stamps start again) ends the round. A
+ * node that cannot be reached ends it too, and so does a drained one:
+ * its outbox still counts.
+ *
+ * The answer of each step (resp.item): the node's boot (u64), then FENCE
+ * and MARK the number (u64), LOW the indexes (u32 each), SWEEP the
+ * tombstones deleted in this round so far (u64); FENCE's found says the
+ * node wrote tombstones since its last round that left none.
+ */
+void index_collect_serve(node *n, const rpc_request *req, arena *a,
+    rpc_response *resp);
+
+/* index_collector_start starts the catalog node's collector thread (every
+ * cfg.gsi_collect_s seconds; 0: never); index_collector_stop ends it. */
+kv_err index_collector_start(node *n);
+void index_collector_stop(node *n);
 
 /* index_write_metrics writes the outbox and apply counters. */
 void index_write_metrics(node *n, FILE *f);

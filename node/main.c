@@ -86,8 +86,8 @@ usage(void)
 	    "[--no-capacity] [--sched-normal] [--nng-requests] "
 	    "[--split-after-seconds N] [--split-threshold F] "
 	    "[--split-size-mb N] [--gsi-delay-ms N]\n"
-	    "    [--item-collection-kb N] [--ttl-sweep-ms N] [--memory-mb N] "
-	    "[--plant KIND[:N]]\n");
+	    "    [--gsi-collect-seconds N] [--item-collection-kb N] "
+	    "[--ttl-sweep-ms N] [--memory-mb N] [--plant KIND[:N]]\n");
 	exit(2);
 }
 
@@ -121,6 +121,7 @@ main(int argc, char **argv)
 			over_burst = argv[++i];
 		else if ((strncmp(argv[i], "--split-", 8) == 0 ||
 		    strcmp(argv[i], "--gsi-delay-ms") == 0 ||
+		    strcmp(argv[i], "--gsi-collect-seconds") == 0 ||
 		    strcmp(argv[i], "--ttl-sweep-ms") == 0 ||
 		    strcmp(argv[i], "--memory-mb") == 0 ||
 		    strcmp(argv[i], "--item-collection-kb") == 0) &&
@@ -284,6 +285,9 @@ main(int argc, char **argv)
 		    me->metrics_host, me->metrics_port);
 		goto out;
 	}
+	/* The catalog node collects index tombstones (index.h). */
+	if (n.index == 0 && (rv = index_collector_start(&n)) != KV_OK)
+		goto out;
 	/* Heat and size splits, and the end of borrowed rates. */
 	if (!n.capacity_off && (rv = heat_mon_start(&n)) != KV_OK)
 		goto out;
@@ -301,6 +305,7 @@ main(int argc, char **argv)
 out:
 	bus_exit_begin(); /* nng sockets are left to the exit (bus_exit.h) */
 	heat_mon_stop(&n);
+	index_collector_stop(&n);
 	metrics_http_close(mh);
 	cluster_stop(&n);
 	server_close(srv);

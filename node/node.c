@@ -82,6 +82,7 @@ node_dispatch_run(node *n, const rpc_request *req, arena *a,
 	case RPC_BACKUP_RESTORE:
 	case RPC_BACKUP_DROP: fn = backup_serve; break;
 	case RPC_INDEX_BACKFILL: fn = index_backfill_serve; break;
+	case RPC_INDEX_COLLECT: fn = index_collect_serve; break;
 	case RPC_TXN_PREPARE: fn = txn_prepare_serve; break;
 	case RPC_TXN_FINISH: fn = txn_finish_serve; break;
 	case RPC_TXN_DECIDE: fn = txn_decide_serve; break;

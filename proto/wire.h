@@ -104,6 +104,9 @@ typedef enum rpc_op {
 	RPC_BACKUP_RESTORE = 45, /* owner: fill its partitions of the new
 	                          * table `table` from backup move_id */
 	RPC_BACKUP_DROP = 46, /* any node: remove backup move_id's copies */
+	RPC_INDEX_COLLECT = 47, /* any node: a step (limit RPC_COLLECT_*) of
+	                         * a round collecting index tombstones
+	                         * (node/index.h) */
 } rpc_op;
 
 /*
@@ -151,6 +154,12 @@ typedef enum rpc_op {
 /* RPC_TAGS's change (rpc_request.limit). */
 #define RPC_TAGS_SET 1
 #define RPC_TAGS_REMOVE 2
+
+/* RPC_INDEX_COLLECT's step (rpc_request.limit; node/index.h). */
+#define RPC_COLLECT_FENCE 1
+#define RPC_COLLECT_MARK 2
+#define RPC_COLLECT_LOW 3
+#define RPC_COLLECT_SWEEP 4
 
 /* RPC_INDEX_UPDATE's change (rpc_request.limit). */
 #define RPC_INDEX_CREATE 1

@@ -48,6 +48,17 @@ catalog_node_eligible(node *n, uint32_t i)
 	    (!n->cfg.nodes[i].standby || (n->cat->added_nodes & bit));
 }
 
+bool
+catalog_node_running(node *n, uint32_t i)
+{
+	if (i >= n->cfg.n_nodes || i >= 64)
+		return false;
+	pthread_mutex_lock(&n->cat->mu);
+	bool added = (n->cat->added_nodes & (1ull << i)) != 0;
+	pthread_mutex_unlock(&n->cat->mu);
+	return !n->cfg.nodes[i].standby || added;
+}
+
 kv_err
 catalog_nodes_save_locked(node *n)
 {
@@ -905,17 +916,9 @@ catalog_tell(node *n, uint32_t i, rpc_op op, const table *t,
 	kv_err rv;
 
 	arena_init(&a);
-	memset(&resp, 0, sizeof(resp));
-	if (i == n->index) {
-		node_dispatch(n, &req, &a, &resp);
-		rv = resp.code;
-	} else {
-		/* Over the node-to-node seam (both verbs are idempotent). */
-		rv = cluster_tell(n, i, &req, &a, &resp);
-		if (rv == KV_OK)
-			rv = resp.code;
-		wire_response_fini(&resp);
-	}
+	/* Over the node-to-node seam (both verbs are idempotent). */
+	rv = cluster_ask(n, i, &req, &a, &resp, RPC_DEFAULT_TIMEOUT_MS);
+	wire_response_fini(&resp);
 	arena_fini(&a);
 	if (rv != KV_OK)
 		fprintf(stderr, "kv-node %u: %s of table %s to node %u failed: "
@@ -1024,18 +1027,10 @@ backfill_step(node *n, const catalog *snap, const table *it)
 		kv_err rv;
 		bool done;
 		arena_init(&a);
-		memset(&resp, 0, sizeof(resp));
-		if (i == n->index) {
-			node_dispatch(n, &req, &a, &resp);
-			rv = resp.code;
-			done = resp.found;
-		} else {
-			rv = cluster_tell(n, i, &req, &a, &resp);
-			if (rv == KV_OK)
-				rv = resp.code;
-			done = resp.found;
-			wire_response_fini(&resp);
-		}
+		rv = cluster_ask(n, i, &req, &a, &resp,
+		    RPC_DEFAULT_TIMEOUT_MS);
+		done = resp.found;
+		wire_response_fini(&resp);
 		arena_fini(&a);
 		if (rv != KV_OK && rv != KV_BUSY)
 			return rv;

@@ -24,6 +24,13 @@ kv_err catalog_node_open(node *n);
 void catalog_node_close(node *n);
 
 /*
+ * catalog_node_running says whether node i may be running: one of the
+ * cluster file's nodes not on standby, or a standby node once added
+ * (drained or not: a drained node still sends what its outbox holds).
+ */
+bool catalog_node_running(node *n, uint32_t i);
+
+/*
  * The verbs. Each fills resp; resp->cat and resp->table are owned by resp
  * (the server frees them with wire_response_fini after packing).
  *   get:    the whole catalog.

@@ -37,7 +37,8 @@ index_rec_parse(const uint8_t *p, size_t len, bool routed, rec *r)
 		r->size = bytes_get_le32(p + REC_HEAD + r->kl);
 		r->item = p + REC_HEAD + r->kl + 4;
 		r->il = rest - 4;
-		return r->il > 0 && r->size < RECORD_VERSIONED;
+		/* Size 0 marks a tombstone (index.h): an item has its keys. */
+		return r->il > 0 && r->size > 0 && r->size < RECORD_VERSIONED;
 	}
 	return r->kind == REC_DELETE && rest == 0;
 }
@@ -179,7 +180,11 @@ index_apply_serve(node *n, const rpc_request *req, arena *a,
 		}
 		uint32_t old_size = found ? record_size(ov) : 0;
 		free(old);
-		size_t vl = RECORD_HEADER + RECORD_VERSION_LEN + r->il;
+		/* A tombstone carries, for its collection, the outbox clock
+		 * as it is now: below the fence of any round that begins
+		 * later (index_collect_serve). */
+		size_t il = r->kind == REC_PUT ? r->il : RECORD_STAMP_LEN;
+		size_t vl = RECORD_HEADER + RECORD_VERSION_LEN + il;
 		uint8_t *v = arena_alloc(a, vl);
 		if (v == NULL) {
 			resp->code = KV_ENOMEM;
@@ -189,9 +194,12 @@ index_apply_serve(node *n, const rpc_request *req, arena *a,
 		bytes_put_le32(v, size | RECORD_VERSIONED);
 		bytes_put_le64(v + RECORD_HEADER, r->v_epoch);
 		bytes_put_le64(v + RECORD_HEADER + 8, r->v_num);
-		if (r->il > 0)
+		if (r->kind == REC_PUT)
 			memcpy(v + RECORD_HEADER + RECORD_VERSION_LEN, r->item,
 			    r->il);
+		else
+			bytes_put_le64(v + RECORD_HEADER + RECORD_VERSION_LEN,
+			    atomic_load(&s->clock));
 		if ((resp->code = store_batch_add(&b, STORE_PUT, r->key, r->kl,
 		    v, vl)) != KV_OK)
 			break;
@@ -219,6 +227,8 @@ index_apply_serve(node *n, const rpc_request *req, arena *a,
 		if (!applied[i])
 			continue;
 		atomic_fetch_add(&s->applied, 1);
+		if (rs[i].kind == REC_DELETE)
+			atomic_fetch_add(&s->tombs, 1);
 		/* The index partition pays for its writes (DynamoDB charges
 		 * a GSI's writes to the GSI). */
 		throttle_charge(n, ps[i], true, rs[i].key, rs[i].kl,

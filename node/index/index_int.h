@@ -113,7 +113,35 @@ typedef struct index_state {
 	size_t n_counts;
 	pthread_mutex_t fill_mu;        /* guards fills and their fields */
 	fill *fills;
+	/* Collecting tombstones (collect.c; ../index.h). */
+	uint64_t boot;             /* this start's id: the clock at open */
+	_Atomic uint64_t tombs;    /* tombstones written here */
+	_Atomic uint64_t collected; /* tombstones deleted by sweeps here */
+	pthread_mutex_t collect_mu; /* guards round */
+	struct collect_round {
+		uint64_t fence;       /* the round's fence (0: none) */
+		uint64_t fence_tombs; /* tombs at the fence */
+		uint64_t clean_tombs; /* tombs at the fence of the last round
+		                       * that left none (UINT64_MAX: not
+		                       * known, as at start) */
+		uint32_t at_table, at_part; /* the sweep goes on there */
+		uint8_t *from;        /* after this key (NULL: the start) */
+		size_t from_len;
+		uint64_t deleted;     /* this round's */
+		uint64_t left;        /* tombstones it kept (too young,
+		                       * changed, or of a waiting index) */
+		bool busy;            /* a SWEEP is running */
+	} round;
+	uint64_t last_left;        /* the last finished sweep's left */
+	/* The collector (the catalog node's), guarded by coll_mu. */
+	pthread_mutex_t coll_mu;
+	pthread_cond_t coll_cv;
+	bool coll_stop, coll_started;
+	pthread_t coll_thread;
+	_Atomic uint64_t rounds[3]; /* COLLECT_ROUND_*: rounds that ended so */
 } index_state;
+
+enum { COLLECT_ROUND_SWEPT, COLLECT_ROUND_IDLE, COLLECT_ROUND_ENDED };
 
 static const uint8_t outbox_lo[5] = { 0, 0, 0, 0, 'O' };
 static const uint8_t outbox_hi[5] = { 0, 0, 0, 0, 'O' + 1 };
@@ -191,6 +219,21 @@ const value *index_attr_of(const value *item, const key_def *k);
 /* The attributes of item that index d of t projects, in a (outbox.c). */
 kv_err index_project(const table *t, const index_def *d, const value *item,
     arena *a, value *out);
+
+/* The next outbox number: the clock in µs, above the last one given
+ * (outbox.c). */
+uint64_t index_next_number(index_state *s);
+
+/*
+ * index_outbox_waiting puts in ids[0..*n) (at most cap) the indexes that
+ * have a record numbered `max` or below in this node's outbox
+ * (replicate.c). KV_OK or the store's failure.
+ */
+kv_err index_outbox_waiting(node *n, uint64_t max, uint32_t *ids,
+    size_t cap, size_t *n_ids);
+
+/* Frees what the collection's state holds (collect.c). */
+void index_collect_fini(index_state *s);
 
 /* Reads a record (routed: with its partition first); false if malformed
  * (apply.c). */

@@ -230,9 +230,8 @@ index_project(const table *t, const index_def *d, const value *item,
 	return KV_OK;
 }
 
-/* The next outbox number: the clock in µs, above the last one given. */
-static uint64_t
-next_number(index_state *s)
+uint64_t
+index_next_number(index_state *s)
 {
 	uint64_t now = (uint64_t) now_us();
 	uint64_t last = atomic_load(&s->clock);
@@ -274,7 +273,7 @@ add_record(index_state *s, uint32_t index_id, uint64_t epoch,
     store_batch *b)
 {
 	size_t vl;
-	uint64_t num = next_number(s);
+	uint64_t num = index_next_number(s);
 	uint8_t *k = arena_alloc(a, OUTBOX_KEY_LEN);
 	uint8_t *v = index_record_encode(a, index_id, epoch, num, key, kl,
 	    item, &vl);

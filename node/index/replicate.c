@@ -328,32 +328,63 @@ note_oldest(index_state *s, uint32_t id, uint64_t num)
 	pthread_mutex_unlock(&s->count_mu);
 }
 
-/* The first index id >= from with records in the outbox, in *id. */
+/* The first record's index and number (the first key read). */
+typedef struct first_rec {
+	bool found;
+	uint32_t id;
+	uint64_t num;
+} first_rec;
+
 static bool
 first_key(void *arg, const uint8_t *k, size_t kl, const uint8_t *v,
     size_t vl)
 {
+	first_rec *f = arg;
 	(void) v;
 	(void) vl;
-	if (kl == OUTBOX_KEY_LEN)
-		*(uint64_t *) arg = bytes_get_be32(k + 5);
+	if (kl == OUTBOX_KEY_LEN) {
+		f->found = true;
+		f->id = bytes_get_be32(k + 5);
+		f->num = bytes_get_be64(k + 9);
+	}
 	return false;
 }
 
+/* The first record of an index id >= from in the outbox, in *f (found
+ * false: none); false when the store failed. */
 static bool
-next_index(node *n, uint64_t from, uint32_t *id)
+next_index(node *n, uint64_t from, first_rec *f)
 {
 	uint8_t lo[9];
-	uint64_t got = UINT64_MAX;
+	memset(f, 0, sizeof(*f));
 	if (from > UINT32_MAX)
-		return false;
+		return true;
 	memcpy(lo, outbox_lo, sizeof(outbox_lo));
 	bytes_put_be32(lo + 5, (uint32_t) from);
-	if (store_scan(n->st, lo, sizeof(lo), outbox_hi, sizeof(outbox_hi),
-	    first_key, &got) != KV_OK || got == UINT64_MAX)
-		return false;
-	*id = (uint32_t) got;
-	return true;
+	return store_scan(n->st, lo, sizeof(lo), outbox_hi, sizeof(outbox_hi),
+	    first_key, f) == KV_OK;
+}
+
+kv_err
+index_outbox_waiting(node *n, uint64_t max, uint32_t *ids, size_t cap,
+    size_t *n_ids)
+{
+	first_rec f;
+	uint64_t from = 0;
+	*n_ids = 0;
+	/* Every record numbered max or below is in the store by now: their
+	 * numbers were given, and their batches written, under this lock. */
+	index_order_lock(n);
+	index_order_unlock(n);
+	for (;;) {
+		if (!next_index(n, from, &f))
+			return KV_IO;
+		if (!f.found)
+			return KV_OK;
+		if (f.num <= max && *n_ids < cap)
+			ids[(*n_ids)++] = f.id;
+		from = (uint64_t) f.id + 1;
+	}
 }
 
 /*
@@ -530,16 +561,16 @@ repl_round(node *n, bool *failed, bool *waiting)
 		 * records the counts missed (none should: a safety net, whose
 		 * cost is stepping over tombstones once in a while).
 		 */
-		uint32_t id;
+		first_rec f;
 		uint64_t from = 0;
 		s->swept_us = now;
-		while (next_index(n, from, &id)) {
+		while (next_index(n, from, &f) && f.found) {
 			pthread_mutex_lock(&s->count_mu);
-			struct index_count *c = count_of(s, id);
+			struct index_count *c = count_of(s, f.id);
 			if (c != NULL && c->pending <= 0)
 				c->pending = 1;
 			pthread_mutex_unlock(&s->count_mu);
-			from = (uint64_t) id + 1;
+			from = (uint64_t) f.id + 1;
 		}
 	}
 	pthread_mutex_lock(&s->count_mu);
@@ -630,6 +661,10 @@ index_open(node *n)
 	pthread_cond_init(&s->cv, NULL);
 	pthread_mutex_init(&s->count_mu, NULL);
 	pthread_mutex_init(&s->order_mu, NULL);
+	pthread_mutex_init(&s->collect_mu, NULL);
+	pthread_mutex_init(&s->coll_mu, NULL);
+	pthread_cond_init(&s->coll_cv, NULL);
+	s->round.clean_tombs = UINT64_MAX; /* tombstones of earlier runs */
 	/*
 	 * Numbers keep rising across restarts (above every record left and
 	 * every one deleted, whatever the wall clock says); the counts start
@@ -647,6 +682,7 @@ index_open(node *n)
 		s->floor = bytes_get_be64(fv);
 	free(fv);
 	atomic_store(&s->clock, tally.last > s->floor ? tally.last : s->floor);
+	s->boot = (uint64_t) now_us();
 	n->gsi = s;
 	if (pthread_create(&s->thread, NULL, repl_run, n) != 0) {
 		index_close(n); /* frees s */
@@ -676,6 +712,7 @@ index_close(node *n)
 		free(f->done);
 		free(f);
 	}
+	index_collect_fini(s);
 	pthread_mutex_destroy(&s->fill_mu);
 	pthread_mutex_destroy(&s->count_mu);
 	pthread_mutex_destroy(&s->order_mu);
@@ -750,6 +787,39 @@ index_write_metrics(node *n, FILE *f)
 	    "# TYPE kv_index_filled_items_total counter\n"
 	    "kv_index_filled_items_total{node=\"%u\"} %llu\n", n->index,
 	    (unsigned long long) atomic_load(&s->filled));
+	fprintf(f, "# HELP kv_index_tombstones_total Index tombstones "
+	    "(entries deleted, kept so that an older put cannot bring them "
+	    "back): written here, and collected here once no older record "
+	    "could still come.\n"
+	    "# TYPE kv_index_tombstones_total counter\n"
+	    "kv_index_tombstones_total{node=\"%u\",what=\"written\"} %llu\n"
+	    "kv_index_tombstones_total{node=\"%u\",what=\"collected\"} "
+	    "%llu\n", n->index, (unsigned long long) atomic_load(&s->tombs),
+	    n->index, (unsigned long long) atomic_load(&s->collected));
+	pthread_mutex_lock(&s->collect_mu);
+	uint64_t left = s->last_left;
+	pthread_mutex_unlock(&s->collect_mu);
+	fprintf(f, "# HELP kv_index_tombstones_left Tombstones the last "
+	    "collection sweep here kept (younger than its round, or of an "
+	    "index whose records still waited).\n"
+	    "# TYPE kv_index_tombstones_left gauge\n"
+	    "kv_index_tombstones_left{node=\"%u\"} %llu\n", n->index,
+	    (unsigned long long) left);
+	if (s->coll_started)
+		fprintf(f, "# HELP kv_index_collect_rounds_total Rounds of the "
+		    "tombstone collector: swept, idle (no node had new "
+		    "tombstones), ended (a node could not be reached or "
+		    "restarted).\n"
+		    "# TYPE kv_index_collect_rounds_total counter\n"
+		    "kv_index_collect_rounds_total{outcome=\"swept\"} %llu\n"
+		    "kv_index_collect_rounds_total{outcome=\"idle\"} %llu\n"
+		    "kv_index_collect_rounds_total{outcome=\"ended\"} %llu\n",
+		    (unsigned long long) atomic_load(&s->rounds[
+		    COLLECT_ROUND_SWEPT]),
+		    (unsigned long long) atomic_load(&s->rounds[
+		    COLLECT_ROUND_IDLE]),
+		    (unsigned long long) atomic_load(&s->rounds[
+		    COLLECT_ROUND_ENDED]));
 	fprintf(f, "# HELP kv_index_send_failures_total Rounds in which an "
 	    "index node did not apply what it was sent.\n"
 	    "# TYPE kv_index_send_failures_total counter\n"

@@ -312,3 +312,115 @@ Test(index, counts_make_room_for_new_indexes)
 	cr_assert_eq(s->n_counts, MAX_COUNTED);
 	free(s);
 }
+
+/* ---- collecting tombstones (RPC_INDEX_COLLECT) ---- */
+
+/* One step; *nums gets the answer's first number after the boot. */
+static rpc_response
+collect(uint32_t step, uint64_t ack, uint64_t boot, uint64_t *num)
+{
+	rpc_request req = { .op = RPC_INDEX_COLLECT, .limit = step,
+	    .ack = ack, .move_id = boot };
+	rpc_response r = call(&req);
+	if (r.code == KV_OK && num != NULL) {
+		cr_assert_geq(r.item_len, 16);
+		*num = bytes_get_le64(r.item + 8);
+	}
+	return r;
+}
+
+/* The stored record of it's entry key in T: 1 live, 0 a tombstone,
+ * -1 none. */
+static int
+stored(const itm *it)
+{
+	uint8_t *v = NULL;
+	size_t vl = 0;
+	bool found = false;
+	cr_assert_eq(store_get(N->st, it->key, it->key_len, &v, &vl, &found),
+	    KV_OK);
+	int got = !found ? -1 : record_item_offset(v, vl) < vl ? 1 : 0;
+	free(v);
+	return got;
+}
+
+Test(index, a_round_collects_the_tombstones_older_than_its_fence)
+{
+	itm a, b, a_old;
+	const char *got[4];
+	uint64_t fence, mark, deleted;
+	index_view_install(N, view_with_index()); /* T: an index's table */
+	make_itm(&a, &T, "a", "A");
+	make_itm(&b, &T, "b", "B");
+	make_itm(&a_old, &T, "a", "an older A");
+	cr_assert_eq(apply_one(&a, true, 1, 10), KV_OK);
+	cr_assert_eq(apply_one(&a, false, 1, 20), KV_OK);
+	cr_assert_eq(stored(&a), 0);
+
+	rpc_response r = collect(RPC_COLLECT_FENCE, 0, 0, &fence);
+	cr_assert_eq(r.code, KV_OK);
+	cr_assert(r.found, "a start does not know its tombstones' age");
+	uint64_t boot = bytes_get_le64(r.item);
+	/* A tombstone made after the fence is not this round's. */
+	cr_assert_eq(apply_one(&b, true, 1, 30), KV_OK);
+	cr_assert_eq(apply_one(&b, false, 1, 40), KV_OK);
+	cr_assert_eq(collect(RPC_COLLECT_MARK, 0, 0, &mark).code, KV_OK);
+	cr_assert_geq(mark, fence);
+	r = collect(RPC_COLLECT_LOW, mark, 0, NULL);
+	cr_assert_eq(r.code, KV_OK);
+	cr_assert_eq(r.item_len, 8, "nothing waits in this outbox");
+
+	/* Another boot's or another round's SWEEP is refused. */
+	cr_assert_eq(collect(RPC_COLLECT_SWEEP, fence, boot + 1, NULL).code,
+	    KV_BUSY);
+	cr_assert_eq(collect(RPC_COLLECT_SWEEP, fence + 1, boot, NULL).code,
+	    KV_BUSY);
+	r = collect(RPC_COLLECT_SWEEP, fence, boot, &deleted);
+	cr_assert_eq(r.code, KV_OK);
+	cr_assert(r.found);
+	cr_assert_eq(deleted, 1);
+	cr_assert_eq(stored(&a), -1);
+	cr_assert_eq(stored(&b), 0);
+	/* A repeat (its answer lost) finds the sweep done. */
+	r = collect(RPC_COLLECT_SWEEP, fence, boot, &deleted);
+	cr_assert(r.code == KV_OK && r.found && deleted == 1);
+	cr_assert_eq(entries(&T, got, 4), 0);
+	cr_assert_eq(items_of(&T), 0);
+	/* Gone, the tombstone no longer stops an older put: which is why a
+	 * round waits until no outbox holds one. */
+	cr_assert_eq(apply_one(&a_old, true, 1, 15), KV_OK);
+	cr_assert_eq(stored(&a), 1);
+
+	/* The next round takes b; the one after finds nothing new. */
+	r = collect(RPC_COLLECT_FENCE, 0, 0, &fence);
+	cr_assert(r.code == KV_OK && r.found);
+	r = collect(RPC_COLLECT_SWEEP, fence, boot, &deleted);
+	cr_assert(r.code == KV_OK && r.found && deleted == 1);
+	cr_assert_eq(stored(&b), -1);
+	r = collect(RPC_COLLECT_FENCE, 0, 0, &fence);
+	cr_assert(r.code == KV_OK && !r.found);
+	itm_fini(&a);
+	itm_fini(&b);
+	itm_fini(&a_old);
+}
+
+Test(index, low_names_the_indexes_with_records_up_to_the_mark)
+{
+	/* A record of index 50, which the view does not know yet: it waits
+	 * in the outbox. */
+	uint8_t k[OUTBOX_KEY_LEN], v[1] = { 0 };
+	memcpy(k, outbox_lo, sizeof(outbox_lo));
+	bytes_put_be32(k + 5, 50);
+	bytes_put_be64(k + 9, 1000);
+	store_batch b;
+	store_batch_init(&b);
+	cr_assert_eq(store_batch_add(&b, STORE_PUT, k, sizeof(k), v,
+	    sizeof(v)), KV_OK);
+	cr_assert_eq(store_write(N->st, &b), KV_OK);
+	store_batch_fini(&b);
+	rpc_response r = collect(RPC_COLLECT_LOW, 999, 0, NULL);
+	cr_assert(r.code == KV_OK && r.item_len == 8);
+	r = collect(RPC_COLLECT_LOW, 1000, 0, NULL);
+	cr_assert(r.code == KV_OK && r.item_len == 12);
+	cr_assert_eq(bytes_get_le32(r.item + 8), 50);
+}

@@ -18,6 +18,7 @@ static const struct {
 	{ "stale-read", PLANT_STALE_READ },
 	{ "txn-half", PLANT_TXN_HALF },
 	{ "index-drop", PLANT_INDEX_DROP },
+	{ "collect-early", PLANT_COLLECT_EARLY },
 };
 
 kv_err

@@ -18,7 +18,13 @@
  *               written (half a transaction);
  *   index-drop  the Nth index record applied here that removes a live
  *               entry is acknowledged and not written: the entry stays
- *               for good (an index that never converges).
+ *               for good (an index that never converges);
+ *   collect-early  node 0's tombstone collector, while it has not
+ *               fired, goes on with a round without the nodes it cannot
+ *               reach and without waiting for any outbox; the Nth such
+ *               round that deletes tombstones is the event (an older
+ *               put still in the unreached node's outbox can then bring
+ *               its entry back).
  *
  * Locking: the counter is atomic; the stale-read copy is guarded by mu.
  */
@@ -40,6 +46,7 @@ typedef enum plant_kind {
 	PLANT_STALE_READ,
 	PLANT_TXN_HALF,
 	PLANT_INDEX_DROP,
+	PLANT_COLLECT_EARLY,
 } plant_kind;
 
 typedef struct plant {
@@ -64,6 +71,13 @@ plant_fire(plant *p, plant_kind k)
 	if (p->kind != k)
 		return false;
 	return atomic_fetch_add(&p->seen, 1) + 1 == p->after;
+}
+
+/* plant_armed says whether p is of kind k and has not fired yet. */
+static inline bool
+plant_armed(plant *p, plant_kind k)
+{
+	return p->kind == k && atomic_load(&p->seen) < p->after;
 }
 
 /* plant_keep keeps the record rec (NULL: none) that a write of key is

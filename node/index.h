@@ -55,6 +55,8 @@
 #define RECORD_VERSIONED 0x80000000u
 #define RECORD_VERSION_LEN 16
 #define RECORD_STAMP_LEN 8
+#define RECORD_TOMBSTONE_LEN (RECORD_HEADER + RECORD_VERSION_LEN + \
+    RECORD_STAMP_LEN)
 
 /* index_open sets up the view and starts the replicator. KV_OK or
  * KV_ENOMEM. */
@@ -276,6 +278,16 @@ void index_backfill_serve(node *n, const rpc_request *req, arena *a,
  */
 void index_collect_serve(node *n, const rpc_request *req, arena *a,
     rpc_response *resp);
+
+/*
+ * index_restamp: when v[0..vl) is a tombstone, writes it to out
+ * (RECORD_TOMBSTONE_LEN bytes) stamped with this node's outbox clock and
+ * returns its length; 0 otherwise. A move's target stamps the tombstones
+ * it takes in so: their stamps are another node's clock, which says
+ * nothing about this node's fences, while the moment they arrive here
+ * comes after the write that made them.
+ */
+size_t index_restamp(node *n, const uint8_t *v, size_t vl, uint8_t *out);
 
 /* index_collector_start starts the catalog node's collector thread (every
  * cfg.gsi_collect_s seconds; 0: never); index_collector_stop ends it. */

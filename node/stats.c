@@ -59,14 +59,8 @@ tally_one(void *arg, const uint8_t *k, size_t kl, const uint8_t *v,
 	if (++t->seen % COUNT_CHECK != 0 || clock_mono_us() < t->deadline_us)
 		return true;
 	/* Out of time: the next request goes on after this key. */
-	t->stop = malloc(kl + 1);
-	if (t->stop == NULL) {
-		t->nomem = true;
-		return false;
-	}
-	memcpy(t->stop, k, kl);
-	t->stop[kl] = 0; /* the smallest key after k */
-	t->stop_len = kl + 1;
+	t->stop = store_key_after(k, kl, &t->stop_len);
+	t->nomem = t->stop == NULL;
 	return false;
 }
 

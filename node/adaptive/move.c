@@ -531,10 +531,15 @@ apply_pairs(node *n, move_in *m, const rpc_response *got, bool copy)
 	if (copy && m->load == NULL && got->n_blobs > 0 &&
 	    (rv = store_load_open(n->st, &m->load)) != KV_OK)
 		return rv;
+	/* Index tombstones arrive stamped by another node's clock: each is
+	 * stamped again by this one's (index.h, index_restamp). */
+	uint8_t *stamped = malloc((got->n_blobs + 1) * RECORD_TOMBSTONE_LEN);
+	if (stamped == NULL)
+		return KV_ENOMEM;
 	store_batch_init(&b);
 	for (size_t i = 0; i < got->n_blobs && rv == KV_OK; i++) {
 		const uint8_t *k, *v;
-		size_t kl, vl;
+		size_t kl, vl, sl;
 		if (!wire_pair_read(got->blobs[i], got->blob_lens[i], &k, &kl,
 		    &v, &vl) || kl < KEYENC_PREFIX ||
 		    keyenc_key_table(k) != m->table_id ||
@@ -572,6 +577,11 @@ apply_pairs(node *n, move_in *m, const rpc_response *got, bool copy)
 			if (record_item_offset(v, vl) < vl)
 				items++;
 			bytes += record_size(v);
+			uint8_t *t = stamped + i * RECORD_TOMBSTONE_LEN;
+			if ((sl = index_restamp(n, v, vl, t)) > 0) {
+				v = t;
+				vl = sl;
+			}
 		}
 		if (copy)
 			rv = store_load_put(m->load, k, kl, vl > 0 ? v : NULL,
@@ -584,6 +594,7 @@ apply_pairs(node *n, move_in *m, const rpc_response *got, bool copy)
 	if (rv == KV_OK && b.n > 0)
 		rv = store_write(n->st, &b);
 	store_batch_fini(&b);
+	free(stamped);
 	if (rv == KV_OK) {
 		m->items = items;
 		m->bytes = bytes;

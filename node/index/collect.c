@@ -59,6 +59,17 @@ tombstone_stamp(const uint8_t *v, size_t vl)
 	return bytes_get_le64(v + RECORD_HEADER + RECORD_VERSION_LEN);
 }
 
+size_t
+index_restamp(node *n, const uint8_t *v, size_t vl, uint8_t *out)
+{
+	if (n->gsi == NULL || tombstone_stamp(v, vl) == UINT64_MAX)
+		return 0;
+	memcpy(out, v, RECORD_HEADER + RECORD_VERSION_LEN);
+	bytes_put_le64(out + RECORD_HEADER + RECORD_VERSION_LEN,
+	    atomic_load(&n->gsi->clock));
+	return RECORD_TOMBSTONE_LEN;
+}
+
 /* The tombstones a scan of one partition found, to check and delete. */
 typedef struct found_set {
 	uint64_t fence;
@@ -66,8 +77,7 @@ typedef struct found_set {
 	size_t seen;
 	uint8_t *keys[COLLECT_CHUNK];
 	size_t kls[COLLECT_CHUNK];
-	uint8_t vals[COLLECT_CHUNK][RECORD_HEADER + RECORD_VERSION_LEN +
-	    RECORD_STAMP_LEN];
+	uint8_t vals[COLLECT_CHUNK][RECORD_TOMBSTONE_LEN];
 	size_t vls[COLLECT_CHUNK];
 	size_t n;
 	uint64_t young;   /* tombstones at or above the fence */
@@ -102,14 +112,8 @@ find_one(void *arg, const uint8_t *k, size_t kl, const uint8_t *v,
 	    clock_mono_us() < f->deadline_us))
 		return true;
 	/* A chunk's worth, or out of time: go on after this key. */
-	f->stop = malloc(kl + 1);
-	if (f->stop == NULL) {
-		f->nomem = true;
-		return false;
-	}
-	memcpy(f->stop, k, kl);
-	f->stop[kl] = 0; /* the smallest key after k */
-	f->stop_len = kl + 1;
+	f->stop = store_key_after(k, kl, &f->stop_len);
+	f->nomem = f->stop == NULL;
 	return false;
 }
 

@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "err.h"
@@ -255,6 +256,23 @@ store_scan_snap(store *s, const uint8_t *lo, size_t lol, const uint8_t *hi,
     size_t hil, store_scan_fn fn, void *arg)
 {
 	return s->ops->scan_snap(s, lo, lol, hi, hil, fn, arg);
+}
+
+/*
+ * store_key_after returns, malloc'd, the smallest key after k[0..kl)
+ * (k with a zero byte added), its length in *len: where a scan stopped
+ * at k goes on. NULL without memory.
+ */
+static inline uint8_t *
+store_key_after(const uint8_t *k, size_t kl, size_t *len)
+{
+	uint8_t *after = malloc(kl + 1);
+	if (after == NULL)
+		return NULL;
+	memcpy(after, k, kl);
+	after[kl] = 0;
+	*len = kl + 1;
+	return after;
 }
 
 /* store_memory_of fills *m (zeros for a store that does not say). */

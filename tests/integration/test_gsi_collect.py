@@ -125,7 +125,11 @@ def move_all(cluster, table, to):
 
 
 @pytest.mark.processes
-@pytest.mark.parametrize("planted", [False, True])
+# The planted case first: it restarts node 0 (with the plant), and a node
+# frozen and woken before that restart has been seen, once in four runs,
+# never to connect again to it (its nng 1.5.2 closing the same pipe
+# every few seconds).
+@pytest.mark.parametrize("planted", [True, False])
 def test_a_put_older_than_a_tombstone_stays_out(cluster, ddb, unique,
                                                 planted):
     """An item's put waits in node 1's outbox (by_tag paused); its base

@@ -439,3 +439,30 @@ Test(index, low_names_the_indexes_with_records_up_to_the_mark)
 	cr_assert(r.code == KV_OK && r.item_len == 12);
 	cr_assert_eq(bytes_get_le32(r.item + 8), 50);
 }
+
+Test(index, a_tombstone_taken_in_by_a_move_gets_this_nodes_stamp)
+{
+	itm a;
+	uint8_t out[RECORD_TOMBSTONE_LEN];
+	make_itm(&a, &T, "a", "A");
+	cr_assert_eq(apply_one(&a, true, 1, 10), KV_OK);
+	uint8_t *v = NULL;
+	size_t vl = 0;
+	bool found = false;
+	cr_assert_eq(store_get(N->st, a.key, a.key_len, &v, &vl, &found),
+	    KV_OK);
+	cr_assert_eq(index_restamp(N, v, vl, out), 0, "an entry is kept");
+	free(v);
+	/* A tombstone of an earlier build (no stamp), or another node's. */
+	uint8_t old[RECORD_HEADER + RECORD_VERSION_LEN] = { 0 };
+	bytes_put_le32(old, RECORD_VERSIONED);
+	bytes_put_le64(old + RECORD_HEADER, 3);
+	bytes_put_le64(old + RECORD_HEADER + 8, 77);
+	atomic_store(&N->gsi->clock, 123456);
+	cr_assert_eq(index_restamp(N, old, sizeof(old), out),
+	    RECORD_TOMBSTONE_LEN);
+	cr_assert_eq(memcmp(out, old, sizeof(old)), 0, "same version");
+	cr_assert_eq(bytes_get_le64(out + sizeof(old)), 123456);
+	cr_assert_eq(record_item_offset(out, sizeof(out)), sizeof(out));
+	itm_fini(&a);
+}

@@ -533,6 +533,7 @@ round_once(node *n)
 	uint8_t skip[4 * COLLECT_MAX_WAITING];
 	for (size_t w = 0; w < n_wait; w++)
 		bytes_put_le32(skip + 4 * w, waiting[w]);
+	int64_t t0 = clock_mono_us();
 	for (size_t i = 0; i < k; i++) {
 		uint64_t got = 0;
 		do {
@@ -547,8 +548,9 @@ round_once(node *n)
 		deleted += got;
 	}
 	if (deleted > 0)
-		fprintf(stderr, "kv-node %u: %llu index tombstones collected\n",
-		    n->index, (unsigned long long) deleted);
+		fprintf(stderr, "kv-node %u: %llu index tombstones collected "
+		    "(sweeps %.2f s)\n", n->index, (unsigned long long) deleted,
+		    (double) (clock_mono_us() - t0) / 1e6);
 	if (early && deleted > 0 && plant_fire(&n->plant, PLANT_COLLECT_EARLY))
 		fprintf(stderr, "kv-node %u: PLANTED FAULT: index tombstones "
 		    "collected without %zu node%s and without waiting for the "

@@ -4,10 +4,11 @@
  * (../index.h says why a round is safe).
  *
  * Locking: a node's round is guarded by collect_mu; a SWEEP marks it
- * busy and scans without it, holding the map's lock shared (as the
- * index counts do, node/stats.c), and takes a partition's mutex only to
- * check and delete a chunk of tombstones. The collector's own state is
- * its thread's, with coll_mu for the stop.
+ * busy and works without it, holding the map's lock shared (as the
+ * index counts do, node/stats.c), and holds a partition's mutex while it
+ * scans a chunk (COLLECT_HOLD_US at most) and deletes its tombstones, so
+ * that no record applies in between. The collector's own state is its
+ * thread's, with coll_mu for the stop.
  *
  * Death: a SWEEP's deletions are one durable batch per chunk, each a
  * tombstone that no record could still need; a kill between chunks
@@ -19,7 +20,8 @@
 #include "clock.h"
 
 #define COLLECT_BUDGET_US 50000 /* of sweeping, per SWEEP request */
-#define COLLECT_CHUNK 256       /* tombstones checked under one lock */
+#define COLLECT_CHUNK 256       /* tombstones deleted in one batch */
+#define COLLECT_HOLD_US 2000    /* a chunk's scan holds a partition */
 #define COLLECT_CHECK 256       /* keys between looks at the clock */
 #define COLLECT_CALL_MS 5000
 #define COLLECT_DRAIN_MS 10000  /* LOW asked this long at most */
@@ -70,15 +72,17 @@ index_restamp(node *n, const uint8_t *v, size_t vl, uint8_t *out)
 	return RECORD_TOMBSTONE_LEN;
 }
 
-/* The tombstones a scan of one partition found, to check and delete. */
+/*
+ * The tombstones a scan of one partition found, to delete: their keys
+ * one after the other in keys (kls each).
+ */
 typedef struct found_set {
 	uint64_t fence;
 	int64_t deadline_us;
 	size_t seen;
-	uint8_t *keys[COLLECT_CHUNK];
+	uint8_t *keys;    /* grown as needed (cap bytes) */
+	size_t used, cap;
 	size_t kls[COLLECT_CHUNK];
-	uint8_t vals[COLLECT_CHUNK][RECORD_TOMBSTONE_LEN];
-	size_t vls[COLLECT_CHUNK];
 	size_t n;
 	uint64_t young;   /* tombstones at or above the fence */
 	uint8_t *stop;    /* the scan goes on after this key (owned) */
@@ -93,17 +97,20 @@ find_one(void *arg, const uint8_t *k, size_t kl, const uint8_t *v,
 	found_set *f = arg;
 	uint64_t stamp = tombstone_stamp(v, vl);
 	bool full = false;
-	if (stamp < f->fence && vl <= sizeof(f->vals[0])) {
-		uint8_t *key = malloc(kl);
-		if (key == NULL) {
-			f->nomem = true;
-			return false;
+	if (stamp < f->fence) {
+		if (f->used + kl > f->cap) {
+			size_t cap = 2 * (f->used + kl);
+			uint8_t *keys = realloc(f->keys, cap);
+			if (keys == NULL) {
+				f->nomem = true;
+				return false;
+			}
+			f->keys = keys;
+			f->cap = cap;
 		}
-		memcpy(key, k, kl);
-		f->keys[f->n] = key;
-		f->kls[f->n] = kl;
-		memcpy(f->vals[f->n], v, vl);
-		f->vls[f->n++] = vl;
+		memcpy(f->keys + f->used, k, kl);
+		f->used += kl;
+		f->kls[f->n++] = kl;
 		full = f->n == COLLECT_CHUNK;
 	} else if (stamp != UINT64_MAX) {
 		f->young++;
@@ -117,57 +124,51 @@ find_one(void *arg, const uint8_t *k, size_t kl, const uint8_t *v,
 	return false;
 }
 
-static void
-found_free(found_set *f)
-{
-	for (size_t i = 0; i < f->n; i++)
-		free(f->keys[i]);
-	f->n = 0;
-}
-
 /*
- * Deletes the tombstones of f that are still what the scan read, under
- * p's mutex, in one durable batch; *deleted and *left count them.
+ * Scans one chunk of p from `from` (NULL: its start) and deletes the
+ * tombstones stamped below f->fence in one durable batch, all under p's
+ * mutex: no record can be applied to p in between (index_apply_serve
+ * takes it), so what the scan read is what is deleted. *deleted and
+ * *left count them; f->stop says where the next chunk starts.
  */
 static kv_err
-delete_found(node *n, part *p, const found_set *f, uint64_t *deleted,
-    uint64_t *left)
+sweep_chunk(node *n, part *p, found_set *f, const uint8_t *from,
+    size_t from_len, int64_t deadline, uint64_t *deleted, uint64_t *left)
 {
+	uint8_t lo[PART_BOUND_MAX], hi[PART_BOUND_MAX];
+	size_t lol, hil;
 	store_batch b;
-	kv_err rv = KV_OK;
-	bool *gone = calloc(f->n > 0 ? f->n : 1, sizeof(*gone));
-	if (gone == NULL)
-		return KV_ENOMEM;
+	kv_err rv;
+	int64_t hold = clock_mono_us() + COLLECT_HOLD_US;
+	f->deadline_us = hold < deadline ? hold : deadline;
+	f->seen = f->young = f->used = f->n = 0;
+	f->stop = NULL;
+	f->stop_len = 0;
+	f->nomem = false;
 	store_batch_init(&b);
 	pthread_mutex_lock(&p->mu);
-	for (size_t i = 0; i < f->n && rv == KV_OK; i++) {
-		uint8_t *v = NULL;
-		size_t vl = 0;
-		bool found = false;
-		rv = store_get(n->st, f->keys[i], f->kls[i], &v, &vl, &found);
-		/* Rewritten since the scan (an entry again, or a later
-		 * tombstone): not this round's. */
-		gone[i] = rv == KV_OK && found && vl == f->vls[i] &&
-		    memcmp(v, f->vals[i], vl) == 0;
-		free(v);
-		if (gone[i])
-			rv = store_batch_add(&b, STORE_DELETE, f->keys[i],
-			    f->kls[i], NULL, 0);
-	}
+	part_bounds(p, lo, &lol, hi, &hil);
+	rv = store_scan(n->st, from != NULL ? from : lo,
+	    from != NULL ? from_len : lol, hi, hil, find_one, f);
+	if (rv == KV_OK && f->nomem)
+		rv = KV_ENOMEM;
+	const uint8_t *k = f->keys;
+	for (size_t i = 0; i < f->n && rv == KV_OK; k += f->kls[i++])
+		rv = store_batch_add(&b, STORE_DELETE, k, f->kls[i], NULL, 0);
 	if (rv == KV_OK && b.n > 0)
 		rv = store_write(n->st, &b);
-	for (size_t i = 0; i < f->n && rv == KV_OK; i++) {
-		if (!gone[i]) {
-			(*left)++;
-			continue;
-		}
-		(*deleted)++;
-		/* A move of p under way sends the deletion too. */
-		move_note(p, f->keys[i], f->kls[i]);
-	}
+	k = f->keys;
+	for (size_t i = 0; i < f->n && rv == KV_OK; k += f->kls[i++])
+		move_note(p, k, f->kls[i]); /* a move under way sends it */
 	pthread_mutex_unlock(&p->mu);
 	store_batch_fini(&b);
-	free(gone);
+	if (rv == KV_OK) {
+		*deleted += f->n;
+		*left += f->young;
+	} else {
+		free(f->stop);
+		f->stop = NULL;
+	}
 	return rv;
 }
 
@@ -246,6 +247,7 @@ sweep(node *n, const uint32_t *skip, size_t n_skip, arena *a, bool *done)
 	found_set *f = calloc(1, sizeof(*f));
 	if (f == NULL)
 		return KV_ENOMEM;
+	f->fence = r->fence;
 	/* r's position is this request's alone: the round is busy. */
 	pthread_rwlock_rdlock(&n->parts.lock);
 	while (rv == KV_OK && clock_mono_us() < deadline) {
@@ -261,29 +263,10 @@ sweep(node *n, const uint32_t *skip, size_t n_skip, arena *a, bool *done)
 			r->at_table = p->table_id;
 			r->at_part = p->id;
 		}
-		uint8_t lo[PART_BOUND_MAX], hi[PART_BOUND_MAX];
-		size_t lol, hil;
-		pthread_mutex_lock(&p->mu);
-		part_bounds(p, lo, &lol, hi, &hil);
-		pthread_mutex_unlock(&p->mu);
-		f->fence = r->fence;
-		f->deadline_us = deadline;
-		f->seen = f->young = 0;
-		f->stop = NULL;
-		f->stop_len = 0;
-		f->nomem = false;
-		rv = store_scan(n->st, r->from != NULL ? r->from : lo,
-		    r->from != NULL ? r->from_len : lol, hi, hil, find_one, f);
-		if (rv == KV_OK && f->nomem)
-			rv = KV_ENOMEM;
-		left += f->young;
-		if (rv == KV_OK)
-			rv = delete_found(n, p, f, &deleted, &left);
-		found_free(f);
-		if (rv != KV_OK) {
-			free(f->stop);
+		rv = sweep_chunk(n, p, f, r->from, r->from_len, deadline,
+		    &deleted, &left);
+		if (rv != KV_OK)
 			break;
-		}
 		free(r->from);
 		r->from = f->stop;
 		r->from_len = f->stop_len;
@@ -291,6 +274,7 @@ sweep(node *n, const uint32_t *skip, size_t n_skip, arena *a, bool *done)
 			r->at_part = p->id + 1;
 	}
 	pthread_rwlock_unlock(&n->parts.lock);
+	free(f->keys);
 	free(f);
 	r->deleted += deleted;
 	r->left += left;

@@ -131,6 +131,35 @@ def gauges(urls, name):
     return out
 
 
+def tombstones(urls):
+    """Index tombstones written and collected over the nodes, and the
+    collector's sweep seconds (node 0's /metrics)."""
+    t = {"written": 0.0, "collected": 0.0, "sweep_s": 0.0}
+    for url in urls:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            for line in r.read().decode().splitlines():
+                if line.startswith("kv_index_tombstones_total{"):
+                    t["collected" if 'what="collected"' in line else
+                      "written"] += float(line.split()[-1])
+                elif line.startswith("kv_index_collect_sweep_seconds_total "):
+                    t["sweep_s"] += float(line.split()[-1])
+    return t
+
+
+def collection(urls, timeout):
+    """Waits, the load over, until the collector's rounds (node 0, every
+    gsi-collect-seconds) have collected every index tombstone the runs
+    left; returns tombstones() and how long the wait took."""
+    t0 = time.monotonic()
+    while True:
+        t = tombstones(urls)
+        if t["collected"] >= t["written"] or \
+                time.monotonic() - t0 > timeout:
+            t["waited_s"] = time.monotonic() - t0
+            return t
+        time.sleep(0.5)
+
+
 def oldest_lag(urls):
     """The largest kv_index_outbox_oldest_seconds over the nodes."""
     return max(gauges(urls, "kv_index_outbox_oldest_seconds"), default=0.0)
@@ -290,6 +319,11 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
                       "us/PutItem" % (r + 1, t.name, name, ops, us),
                       flush=True)
     lag = lags[kv.name]
+    # The tombstones the heavy runs left (two a put), collected.
+    coll = None
+    if not args.smoke:
+        with Alone(targets, kv):
+            coll = collection(kv_cluster.node_metrics, 150)
     # Query on a GSI, every target holding the same items.
     query_drain = None
     for t in targets:
@@ -343,7 +377,7 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
         "lag_samples": len(lag),
         "lag_median_s": statistics.median(lag) if lag else None,
         "lag_p99_s": p99(lag), "lag_max_s": max(lag) if lag else None,
-        "drain_s": drained, "fill": fill,
+        "drain_s": drained, "fill": fill, "collection": coll,
         "lag_by_target": dict((name, {
             "median_s": statistics.median(xs), "p99_s": p99(xs),
             "max_s": max(xs)}) for name, xs in lags.items() if xs),
@@ -401,6 +435,13 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
         if res["lag_p99_s"] > LAG_LIMIT_S:
             why.append("lag p99 %.0f ms (target %.0f ms)" % (
                 1000 * res["lag_p99_s"], 1000 * LAG_LIMIT_S))
+    if coll:
+        print("index tombstones: %d written, %d collected (waited %.0f s "
+              "after the runs); sweeps %.1f s in all, %.1f us a "
+              "tombstone" % (coll["written"], coll["collected"],
+                             coll["waited_s"], coll["sweep_s"],
+                             1e6 * coll["sweep_s"] /
+                             max(1.0, coll["collected"])))
     if fill:
         print("backfill: %d items in %.1f s: %.0f items/s" % (
             fill["items"], fill["seconds"], fill["items_per_s"]))

@@ -454,6 +454,19 @@ ask(node *n, member *m, const rpc_request *req, uint64_t *nums,
 	return rv;
 }
 
+/* Whether the view has a global index (and so perhaps tombstones). */
+static bool
+any_index(index_state *s)
+{
+	bool any = false;
+	pthread_rwlock_rdlock(&s->view_lock);
+	for (size_t i = 0; s->view != NULL && i < s->view->n_tables && !any;
+	    i++)
+		any = s->view->tables[i].base_id != 0;
+	pthread_rwlock_unlock(&s->view_lock);
+	return any;
+}
+
 /* One round over every node that may be running; a COLLECT_ROUND_*. */
 static int
 round_once(node *n)
@@ -468,6 +481,9 @@ round_once(node *n)
 	bool early = plant_armed(&n->plant, PLANT_COLLECT_EARLY);
 	size_t left_out = 0;
 
+	/* Without a global index, no node is asked anything. */
+	if (!any_index(s))
+		return COLLECT_ROUND_IDLE;
 	for (uint32_t i = 0; i < n->cfg.n_nodes && k < CONFIG_MAX_NODES; i++)
 		if (catalog_node_running(n, i))
 			ms[k++] = (member) { .node = i };
@@ -531,10 +547,12 @@ round_once(node *n)
 		} while (!found);
 		deleted += got;
 	}
+	int64_t took = clock_mono_us() - t0;
+	atomic_fetch_add(&s->sweep_us, (uint64_t) took);
 	if (deleted > 0)
 		fprintf(stderr, "kv-node %u: %llu index tombstones collected "
 		    "(sweeps %.2f s)\n", n->index, (unsigned long long) deleted,
-		    (double) (clock_mono_us() - t0) / 1e6);
+		    (double) took / 1e6);
 	if (early && deleted > 0 && plant_fire(&n->plant, PLANT_COLLECT_EARLY))
 		fprintf(stderr, "kv-node %u: PLANTED FAULT: index tombstones "
 		    "collected without %zu node%s and without waiting for the "

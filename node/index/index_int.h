@@ -139,6 +139,7 @@ typedef struct index_state {
 	bool coll_stop, coll_started;
 	pthread_t coll_thread;
 	_Atomic uint64_t rounds[3]; /* COLLECT_ROUND_*: rounds that ended so */
+	_Atomic uint64_t sweep_us;  /* the swept rounds' SWEEP steps, summed */
 } index_state;
 
 enum { COLLECT_ROUND_SWEPT, COLLECT_ROUND_IDLE, COLLECT_ROUND_ENDED };

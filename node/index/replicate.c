@@ -820,6 +820,13 @@ index_write_metrics(node *n, FILE *f)
 		    COLLECT_ROUND_IDLE]),
 		    (unsigned long long) atomic_load(&s->rounds[
 		    COLLECT_ROUND_ENDED]));
+	if (s->coll_started)
+		fprintf(f, "# HELP kv_index_collect_sweep_seconds_total Time "
+		    "the swept rounds spent in their sweeps (every node's, one "
+		    "after the other).\n"
+		    "# TYPE kv_index_collect_sweep_seconds_total counter\n"
+		    "kv_index_collect_sweep_seconds_total %.6f\n",
+		    (double) atomic_load(&s->sweep_us) / 1e6);
 	fprintf(f, "# HELP kv_index_send_failures_total Rounds in which an "
 	    "index node did not apply what it was sent.\n"
 	    "# TYPE kv_index_send_failures_total counter\n"

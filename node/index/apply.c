@@ -89,12 +89,15 @@ index_apply_serve(node *n, const rpc_request *req, arena *a,
 	int64_t *d_items = arena_alloc(a, (nr > 0 ? nr : 1) * sizeof(int64_t));
 	int64_t *d_bytes = arena_alloc(a, (nr > 0 ? nr : 1) * sizeof(int64_t));
 	bool *applied = arena_alloc(a, (nr > 0 ? nr : 1) * sizeof(bool));
+	/* Per record: it added a tombstone (1), replaced one by a put (2). */
+	uint8_t *tomb = arena_alloc(a, nr > 0 ? nr : 1);
 	seen_entry *seen = arena_alloc(a, cap * sizeof(seen_entry));
 	size_t nl = 0;
 	store_batch b;
 
 	if (rs == NULL || ps == NULL || locked == NULL || d_items == NULL ||
-	    d_bytes == NULL || applied == NULL || seen == NULL) {
+	    d_bytes == NULL || applied == NULL || tomb == NULL ||
+	    seen == NULL) {
 		resp->code = KV_ENOMEM;
 		return;
 	}
@@ -145,6 +148,7 @@ index_apply_serve(node *n, const rpc_request *req, arena *a,
 		size_t ol = 0;
 		bool found;
 		applied[i] = false;
+		tomb[i] = 0;
 		d_items[i] = d_bytes[i] = 0;
 		if (e->r != NULL) {
 			ov = e->val;
@@ -167,6 +171,11 @@ index_apply_serve(node *n, const rpc_request *req, arena *a,
 			continue;
 		}
 		bool was_live = found && record_item_offset(ov, ol) < ol;
+		/* A tombstone replaced by a newer one stays one tombstone. */
+		if (r->kind == REC_DELETE && !(found && !was_live))
+			tomb[i] = 1;
+		else if (r->kind == REC_PUT && found && !was_live)
+			tomb[i] = 2;
 		/* Only the removal of a live entry counts: a dropped put is
 		 * healed by the item's next write (which removes the entry it
 		 * expects there), a left entry is never visited again. */
@@ -229,6 +238,10 @@ index_apply_serve(node *n, const rpc_request *req, arena *a,
 		atomic_fetch_add(&s->applied, 1);
 		if (rs[i].kind == REC_DELETE)
 			atomic_fetch_add(&s->tombs, 1);
+		if (tomb[i] == 1)
+			atomic_fetch_add(&s->tombs_added, 1);
+		else if (tomb[i] == 2)
+			atomic_fetch_add(&s->tombs_replaced, 1);
 		/* The index partition pays for its writes (DynamoDB charges
 		 * a GSI's writes to the GSI). */
 		throttle_charge(n, ps[i], true, rs[i].key, rs[i].kl,

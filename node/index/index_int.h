@@ -116,6 +116,10 @@ typedef struct index_state {
 	/* Collecting tombstones (collect.c; ../index.h). */
 	uint64_t boot;             /* this start's id: the clock at open */
 	_Atomic uint64_t tombs;    /* tombstones written here */
+	/* Of them, those where no tombstone was (written over one, one
+	 * stays), and tombstones a put wrote over (gone uncollected): the
+	 * store holds added - replaced - collected, moves aside. */
+	_Atomic uint64_t tombs_added, tombs_replaced;
 	_Atomic uint64_t collected; /* tombstones deleted by sweeps here */
 	pthread_mutex_t collect_mu; /* guards round */
 	struct collect_round {

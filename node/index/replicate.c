@@ -789,13 +789,19 @@ index_write_metrics(node *n, FILE *f)
 	    (unsigned long long) atomic_load(&s->filled));
 	fprintf(f, "# HELP kv_index_tombstones_total Index tombstones "
 	    "(entries deleted, kept so that an older put cannot bring them "
-	    "back): written here, and collected here once no older record "
-	    "could still come.\n"
+	    "back): written here where no tombstone was, replaced here by a "
+	    "put of their entry, and collected here once no older record "
+	    "could still come. This node holds written - replaced - "
+	    "collected, but for the tombstones partition moves took.\n"
 	    "# TYPE kv_index_tombstones_total counter\n"
 	    "kv_index_tombstones_total{node=\"%u\",what=\"written\"} %llu\n"
+	    "kv_index_tombstones_total{node=\"%u\",what=\"replaced\"} "
+	    "%llu\n"
 	    "kv_index_tombstones_total{node=\"%u\",what=\"collected\"} "
-	    "%llu\n", n->index, (unsigned long long) atomic_load(&s->tombs),
-	    n->index, (unsigned long long) atomic_load(&s->collected));
+	    "%llu\n", n->index,
+	    (unsigned long long) atomic_load(&s->tombs_added), n->index,
+	    (unsigned long long) atomic_load(&s->tombs_replaced), n->index,
+	    (unsigned long long) atomic_load(&s->collected));
 	pthread_mutex_lock(&s->collect_mu);
 	uint64_t left = s->last_left;
 	pthread_mutex_unlock(&s->collect_mu);

@@ -133,12 +133,19 @@ Test(index, records_apply_in_version_order)
 	cr_assert_eq(items_of(&T), 0);
 	cr_assert_eq(apply_one(&v15, true, 1, 15), KV_OK);
 	cr_assert_eq(entries(&T, got, 4), 0);
+	/* A later delete writes over the tombstone: still one. */
+	cr_assert_eq(apply_one(&v10, false, 1, 25), KV_OK);
+	cr_assert_eq(atomic_load(&N->gsi->tombs_added), 1);
+	cr_assert_eq(atomic_load(&N->gsi->tombs_replaced), 0);
 
 	/* A higher epoch outranks any number of a lower one. */
 	cr_assert_eq(apply_one(&v2, true, 2, 1), KV_OK);
 	cr_assert_eq(entries(&T, got, 4), 1);
 	cr_assert_str_eq(got[0], "epoch two");
 	cr_assert_eq(items_of(&T), 1);
+	/* That put replaced the tombstone: none is left to collect. */
+	cr_assert_eq(atomic_load(&N->gsi->tombs_added), 1);
+	cr_assert_eq(atomic_load(&N->gsi->tombs_replaced), 1);
 	itm_fini(&v10);
 	itm_fini(&v5);
 	itm_fini(&v15);

@@ -110,8 +110,11 @@ delete_done(node *n, const pending *pd, const bool *done)
 		pthread_mutex_lock(&s->count_mu);
 		struct index_count *c = count_of(s,
 		    bytes_get_be32(pd->keys[0] + 5));
-		if (c != NULL)
+		if (c != NULL) {
 			c->pending -= (int64_t) k;
+			if (c->pending <= 0)
+				c->oldest = 0;
+		}
 		pthread_mutex_unlock(&s->count_mu);
 	}
 	store_batch_fini(&b);
@@ -308,8 +311,13 @@ index_count(node *n, const store_batch *b, int sign)
 			continue;
 		struct index_count *c = count_of(s,
 		    bytes_get_be32(op->key + 5));
-		if (c != NULL)
-			c->pending += sign;
+		if (c == NULL)
+			continue;
+		/* The first record to wait is the oldest until the next look
+		 * (an oldest noted before the outbox drained says nothing). */
+		if (sign > 0 && c->pending <= 0)
+			c->oldest = bytes_get_be64(op->key + 9);
+		c->pending += sign;
 	}
 	pthread_mutex_unlock(&s->count_mu);
 }
@@ -567,8 +575,10 @@ repl_round(node *n, bool *failed, bool *waiting)
 		while (next_index(n, from, &f) && f.found) {
 			pthread_mutex_lock(&s->count_mu);
 			struct index_count *c = count_of(s, f.id);
-			if (c != NULL && c->pending <= 0)
+			if (c != NULL && c->pending <= 0) {
 				c->pending = 1;
+				c->oldest = f.num;
+			}
 			pthread_mutex_unlock(&s->count_mu);
 			from = (uint64_t) f.id + 1;
 		}

@@ -380,6 +380,7 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
         "lag_median_s": statistics.median(lag) if lag else None,
         "lag_p99_s": p99(lag), "lag_max_s": max(lag) if lag else None,
         "drain_s": drained, "fill": fill, "collection": coll,
+        "rocksdb": args.rocksdb,
         "lag_by_target": dict((name, {
             "median_s": statistics.median(xs), "p99_s": p99(xs),
             "max_s": max(xs)}) for name, xs in lags.items() if xs),

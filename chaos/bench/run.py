@@ -546,6 +546,11 @@ def main():
             sys.exit("unknown workload %s (%s)" % (n, ", ".join(WORKLOADS)))
     args.tmp = tempfile.mkdtemp(prefix="kv-bench-")
     args.procs, args.clusters = [], []
+    # Which RocksDB the nodes run with (../../kv sets KV_ROCKSDB when they
+    # run with its build of ./kv build-rocksdb).
+    args.rocksdb = os.environ.get(
+        "KV_ROCKSDB", "Debian's librocksdb (RocksDB's assertions on)")
+    print("store library: %s" % args.rocksdb, flush=True)
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(1))
     try:
         if args.capacity_overhead:

@@ -4,7 +4,14 @@
  * Respondent: one thread receives a question, asks the owner's answer
  * function and sends the answer back on the pipe it came from (nng's
  * respondent does the routing). It waits on its aio with no timeout;
- * survey_resp_close stops the aio (bus.h).
+ * survey_resp_close stops the aio (bus.h). The respondent socket is raw
+ * too: the question's header (the pipe, the route, the survey's id)
+ * stays on the message, and the answer goes back with it. nng 1.5.2's
+ * cooked RESPONDENT leaves a closed pipe on its list of pipes to receive
+ * from, and a later receive takes a NULL message from it and crashes
+ * (nng issue 1959, fixed in 1.10): a node frozen while its surveyor
+ * closed the connection died so as soon as it went on, once in about
+ * ten runs of test_gsi_collect.py.
  *
  * Surveyor: one dialer per target (bus_dialer, bus.h), created before it
  * starts (a target dialed `later` starts at the first survey), so that
@@ -88,7 +95,7 @@ survey_resp_open(const char *url, survey_answer_fn fn, void *arg,
 		return KV_ENOMEM;
 	r->fn = fn;
 	r->arg = arg;
-	int rv = nng_respondent0_open(&r->sock);
+	int rv = nng_respondent0_open_raw(&r->sock);
 	if (rv != 0) {
 		free(r);
 		return bus_err(rv);

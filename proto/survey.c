@@ -10,8 +10,8 @@
  * cooked RESPONDENT leaves a closed pipe on its list of pipes to receive
  * from, and a later receive takes a NULL message from it and crashes
  * (nng issue 1959, fixed in 1.10): a node frozen while its surveyor
- * closed the connection died so as soon as it went on, once in about
- * ten runs of test_gsi_collect.py.
+ * closed the connection died that way as soon as it went on, once in
+ * about ten runs of test_gsi_collect.py.
  *
  * Surveyor: one dialer per target (bus_dialer, bus.h), created before it
  * starts (a target dialed `later` starts at the first survey), so that

@@ -171,10 +171,11 @@ index_apply_serve(node *n, const rpc_request *req, arena *a,
 			continue;
 		}
 		bool was_live = found && record_item_offset(ov, ol) < ol;
+		bool was_tomb = found && !was_live;
 		/* A tombstone replaced by a newer one stays one tombstone. */
-		if (r->kind == REC_DELETE && !(found && !was_live))
+		if (r->kind == REC_DELETE && !was_tomb)
 			tomb[i] = 1;
-		else if (r->kind == REC_PUT && found && !was_live)
+		else if (r->kind == REC_PUT && was_tomb)
 			tomb[i] = 2;
 		/* Only the removal of a live entry counts: a dropped put is
 		 * healed by the item's next write (which removes the entry it

@@ -522,11 +522,14 @@ def test_subscribers_follow_a_restarted_catalog_node(cluster, table,
     t0 = time.monotonic()
     settled(cluster)
     assert cluster.status()["catalog_version"] == v0
-    # Each subscriber's connection to the new publisher shows as the
-    # fetch that follows a reconnect.
+    # Each subscriber's connection to the new publisher shows as the gap
+    # it counts when a connection comes after the first (feed.c, on_pipe),
+    # and the fetch that follows. A fetch alone proves no connection: the
+    # 3 s silence safety net fetches too, connected or not.
     def reconnected():
         c = feed_counts(cluster, v0)
-        return all(c[m]["fetches"] > c0[m]["fetches"]
+        return all(c[m]["gaps"] > c0[m]["gaps"] and
+                   c[m]["fetches"] > c0[m]["fetches"]
                    for m in subscribers(cluster))
     wait_until(reconnected, 10, 0.05,
                "every subscriber to reconnect to the restarted catalog node")
@@ -544,7 +547,8 @@ def test_subscribers_follow_a_restarted_catalog_node(cluster, table,
     arr = arrivals(cluster, v0)
     c2 = feed_counts(cluster, v0)
     for m in subscribers(cluster):
-        assert v0 + 1 in arr.get(m, {}), (m, arr.get(m))
+        assert v0 + 1 in arr.get(m, {}), (m, arr.get(m), c0[m], c1[m],
+                                          c2[m])
         assert c2[m]["fetches"] == c1[m]["fetches"], (m, c1[m], c2[m])
     report(cluster, capsys, "catalog node restarted", [
         "every subscriber had reconnected %.3f s after node 0 answered "

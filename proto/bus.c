@@ -73,6 +73,15 @@ bus_listen(nng_socket s, const char *url, const char *what)
  * reconnect_ms (0: the socket's times, from BUS_RECONNECT_MIN_MS doubling
  * to BUS_RECONNECT_MAX_MS). *id, when not NULL, is set to its id.
  */
+/* Tests: a stopped reaper (bus_plant_stopped_reaper). */
+static atomic_bool plant_stopped_reaper;
+
+void
+bus_plant_stopped_reaper(bool on)
+{
+	atomic_store(&plant_stopped_reaper, on);
+}
+
 static kv_err
 dialer_new(nng_socket s, const char *url, nng_duration reconnect_ms,
     atomic_int *id, nng_dialer *out)
@@ -250,7 +259,8 @@ bus_dialer_pipe(bus_dialer *d, nng_pipe p, nng_pipe_ev ev)
 		pthread_mutex_unlock(&d->pipes_mu);
 		/* A silence is timed on the connections that were there. */
 		atomic_store(&d->silent_since, 0);
-	} else if (ev == NNG_PIPE_EV_REM_POST) {
+	} else if (ev == NNG_PIPE_EV_REM_POST &&
+	    !atomic_load(&plant_stopped_reaper)) {
 		/* A pipe whose id was not kept (they were all taken) was only
 		 * counted; one forgotten already (forget_pipe) is not counted
 		 * twice. */
@@ -282,6 +292,23 @@ bus_dialer_silent(bus_dialer *d)
 	    BUS_SILENT_MS, &since);
 }
 
+static void dialer_close(bus_dialer *d);
+
+/*
+ * Closes d's current dialer and starts a fresh one, which dials at once.
+ * Needs d->mu.
+ */
+static void
+replace_locked(bus_dialer *d)
+{
+	atomic_store(&d->old_id, atomic_load(&d->id));
+	dialer_close(d);
+	nng_dialer dl;
+	if (dialer_new(d->sock, d->url, BUS_DOWN_RECONNECT_MS, &d->id,
+	    &dl) != KV_OK || dialer_go(dl) != KV_OK)
+		fprintf(stderr, "kv: cannot dial %s again\n", d->url);
+}
+
 void
 bus_dialer_reconnect(bus_dialer *d)
 {
@@ -291,23 +318,56 @@ bus_dialer_reconnect(bus_dialer *d)
 	if (d->url == NULL || since == 0 || now - since < BUS_SILENT_MS ||
 	    !atomic_compare_exchange_strong(&d->silent_since, &since, now))
 		return;
-	uint32_t ids[BUS_DIALER_PIPES];
-	size_t n = 0;
+	/*
+	 * A pipe this repair closed last time and still counted: nng never
+	 * removed it, so its reaper has stopped (bus.h). It is forgotten,
+	 * or d would count it up for good.
+	 */
+	uint32_t ids[BUS_DIALER_PIPES], stuck = 0;
+	size_t n = 0, n_stuck = 0;
 	pthread_mutex_lock(&d->pipes_mu);
-	for (size_t i = 0; i < BUS_DIALER_PIPES; i++)
-		if (d->pipe_ids[i] != 0)
-			ids[n++] = d->pipe_ids[i];
+	for (size_t i = 0; i < BUS_DIALER_PIPES; i++) {
+		uint32_t id = d->pipe_ids[i];
+		bool again = false;
+		for (size_t j = 0; id != 0 && j < BUS_DIALER_PIPES; j++)
+			again |= d->closed_ids[j] == id;
+		if (again) {
+			d->pipe_ids[i] = 0;
+			atomic_fetch_sub(&d->pipes, 1);
+			stuck = id;
+			n_stuck++;
+		} else if (id != 0) {
+			ids[n++] = id;
+		}
+	}
+	memset(d->closed_ids, 0, sizeof(d->closed_ids));
+	memcpy(d->closed_ids, ids, n * sizeof(ids[0]));
 	pthread_mutex_unlock(&d->pipes_mu);
 	fprintf(stderr, "kv: no answer over the connection to %s for %lld "
-	    "ms: connecting again (%zu pipe%s closed)\n", d->url,
-	    (long long) (now - since), n, n == 1 ? "" : "s");
-	for (size_t i = 0; i < n; i++) {
+	    "ms: connecting again (%zu pipe%s closed, id %u; a fresh "
+	    "dialer)\n", d->url, (long long) (now - since), n,
+	    n == 1 ? "" : "s", n > 0 ? ids[0] : 0);
+	if (n_stuck > 0)
+		fprintf(stderr, "kv: %zu pipe%s to %s closed %lld ms ago "
+		    "never went away (pipe %u): nng's reaper has stopped\n",
+		    n_stuck, n_stuck == 1 ? "" : "s", d->url,
+		    (long long) (now - since), stuck);
+	for (size_t i = 0; i < n && !atomic_load(&plant_stopped_reaper);
+	    i++) {
 		nng_pipe p = NNG_PIPE_INITIALIZER;
 		p.id = ids[i];
 		/* A pipe nng no longer knows left no REM_POST behind. */
 		if (nng_pipe_close(p) == NNG_ENOENT)
 			forget_pipe(d, ids[i]);
 	}
+	/*
+	 * And a fresh dialer. nng 1.5.2 redials only once its reaper has
+	 * removed the closed pipe, so with a stopped reaper the dialer whose
+	 * pipe closed never dials again; a fresh one dials at once.
+	 */
+	pthread_mutex_lock(&d->mu);
+	replace_locked(d);
+	pthread_mutex_unlock(&d->mu);
 }
 
 bool
@@ -343,12 +403,7 @@ bus_dialer_missed(bus_dialer *d)
 		return;
 	if (atomic_load(&d->pipes) <= 0 &&
 	    atomic_load(&d->down_since) == since) {
-		atomic_store(&d->old_id, atomic_load(&d->id));
-		dialer_close(d);
-		nng_dialer dl;
-		if (dialer_new(d->sock, d->url, BUS_DOWN_RECONNECT_MS, &d->id,
-		    &dl) != KV_OK || dialer_go(dl) != KV_OK)
-			fprintf(stderr, "kv: cannot dial %s again\n", d->url);
+		replace_locked(d);
 		atomic_store(&d->down_since, now);
 	}
 	pthread_mutex_unlock(&d->mu);

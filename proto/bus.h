@@ -140,7 +140,8 @@ kv_err bus_dial(nng_socket s, const char *url, atomic_int *id);
  * connection count, `dialing`, down_since and silent_since are atomics;
  * the first dial and a replacement happen under mu (a miss that finds it
  * taken leaves the replacement to the one that holds it); pipes_mu
- * guards the pipe ids and is held for no call into nng.
+ * guards the pipe ids (and the ids the last repair closed) and is held
+ * for no call into nng.
  */
 #define BUS_REDIAL_MS 3000
 #define BUS_DOWN_RECONNECT_MS 1000
@@ -155,6 +156,7 @@ typedef struct bus_dialer {
 	                     * after the replacement) */
 	atomic_int pipes;   /* open connections */
 	uint32_t pipe_ids[BUS_DIALER_PIPES]; /* theirs (0: a free slot) */
+	uint32_t closed_ids[BUS_DIALER_PIPES]; /* closed by the last repair */
 	int untracked;      /* open pipes whose ids found no slot */
 	pthread_mutex_t pipes_mu;
 	/* When an exchange first went unanswered since one was last
@@ -216,16 +218,33 @@ bool bus_dialer_silent(bus_dialer *d);
 
 /*
  * Closes d's pipes after a silence of BUS_SILENT_MS (once for several
- * callers), so that it connects again. The owner must have no exchange
- * under way on d's socket: nng 1.5.2 closing a pipe while a request
- * context sends or waits on the socket can stop its reaper for good (no
- * pipe of the process is ever removed again).
+ * callers) and replaces its dialer, so that it connects again. The owner
+ * must have no exchange under way on d's socket: nng 1.5.2 closing a
+ * pipe while a request context sends or waits on the socket can stop its
+ * reaper for good (no pipe of the process is ever removed again).
+ *
+ * The peer dying while a call waits on its connection (a node killed
+ * during a move) closes the pipe the same way, which no owner can
+ * prevent. A stopped reaper sends no REM_POST (d counts the dead pipe up for
+ * good) and nng 1.5.2's dialer redials only once the reaper has removed
+ * its pipe: the connection would stay silent for good, a repair's close
+ * changing nothing. So a repair also starts a fresh dialer, which dials
+ * at once, and a pipe still counted at the next repair after this one
+ * closed it is forgotten (and logged: the reaper has stopped).
  */
 void bus_dialer_reconnect(bus_dialer *d);
 
 /* Tests: closes d's dialer, as if nng had stopped dialing; as for
  * bus_dialer_reconnect, with no exchange under way on d's socket. */
 void bus_dialer_plant_dead(bus_dialer *d);
+
+/*
+ * Tests: from now on (or no longer), the process behaves as if nng's
+ * reaper had stopped: a repair's close of a pipe changes nothing (its
+ * dialer, still connected, never dials again) and no REM_POST is
+ * counted.
+ */
+void bus_plant_stopped_reaper(bool on);
 
 /* bus_now_us: CLOCK_REALTIME in microseconds. */
 int64_t bus_now_us(void);

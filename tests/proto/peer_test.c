@@ -587,3 +587,47 @@ Test(peer, a_connection_that_carries_nothing_is_dialed_again)
 	peer_close(real);
 	arena_fini(&a);
 }
+
+/*
+ * The same connection with nng's reaper stopped (bus.h): the repair's
+ * close of the pipe changes nothing, so the dialer stays connected to the
+ * hole and never dials again, and no REM_POST comes. The repair's fresh
+ * dialer reaches the real node all the same. (Without it the call would
+ * time out for good.)
+ */
+Test(peer, a_silent_connection_is_dialed_again_with_the_reaper_stopped)
+{
+	arena a;
+	peer_reply r;
+	char url[128];
+	arena_init(&a);
+	tu_url(url, sizeof(url), "reaper.peer");
+	int lfd = tu_unix_listen(url);
+	bus_plant_stopped_reaper(true);
+	peer *caller;
+	cr_assert_eq(peer_open(0, &caller), KV_OK);
+	cr_assert_eq(peer_add(caller, 1, url, false), KV_OK);
+	int hole = tu_black_hole(lfd, url, 0x31 /* rep0 */);
+	node_ctx c = { .self = 1 };
+	peer *real = echo_node(&c, url);
+	cr_assert_eq(peer_call(caller, 1, T_ECHO, (const uint8_t *) "hole", 4,
+	    500, &a, &r), KV_TIMEDOUT);
+	kv_err rv = KV_TIMEDOUT;
+	int64_t t0 = tu_mono_ms();
+	while ((rv = peer_call(caller, 1, T_ECHO, (const uint8_t *) "real", 4,
+	    1000, &a, &r)) != KV_OK && tu_mono_ms() - t0 < 20000)
+		;
+	int64_t took = tu_mono_ms() - t0;
+	cr_assert_eq(rv, KV_OK, "%s after %lld ms", kv_err_name(rv),
+	    (long long) took);
+	expect_body(&r, "real");
+	cr_assert_geq(took, BUS_SILENT_MS - 1000, "took %lld ms",
+	    (long long) took);
+	cr_log_info("answered %lld ms after the first silent call, the "
+	    "reaper stopped", (long long) took);
+	bus_plant_stopped_reaper(false);
+	close(hole);
+	peer_close(caller);
+	peer_close(real);
+	arena_fini(&a);
+}

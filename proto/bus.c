@@ -67,12 +67,6 @@ bus_listen(nng_socket s, const char *url, const char *what)
 	return KV_OK;
 }
 
-/*
- * Creates, without starting it, a dialer of url from s that, once
- * started, dials at once and then, after each failure, again within
- * reconnect_ms (0: the socket's times, from BUS_RECONNECT_MIN_MS doubling
- * to BUS_RECONNECT_MAX_MS). *id, when not NULL, is set to its id.
- */
 /* Tests: a stopped reaper (bus_plant_stopped_reaper). */
 static atomic_bool plant_stopped_reaper;
 
@@ -82,6 +76,12 @@ bus_plant_stopped_reaper(bool on)
 	atomic_store(&plant_stopped_reaper, on);
 }
 
+/*
+ * Creates, without starting it, a dialer of url from s that, once
+ * started, dials at once and then, after each failure, again within
+ * reconnect_ms (0: the socket's times, from BUS_RECONNECT_MIN_MS doubling
+ * to BUS_RECONNECT_MAX_MS). *id, when not NULL, is set to its id.
+ */
 static kv_err
 dialer_new(nng_socket s, const char *url, nng_duration reconnect_ms,
     atomic_int *id, nng_dialer *out)

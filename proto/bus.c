@@ -326,20 +326,19 @@ bus_dialer_reconnect(bus_dialer *d)
 	uint32_t ids[BUS_DIALER_PIPES], stuck = 0;
 	size_t n = 0, n_stuck = 0;
 	pthread_mutex_lock(&d->pipes_mu);
-	for (size_t i = 0; i < BUS_DIALER_PIPES; i++) {
-		uint32_t id = d->pipe_ids[i];
-		bool again = false;
-		for (size_t j = 0; id != 0 && j < BUS_DIALER_PIPES; j++)
-			again |= d->closed_ids[j] == id;
-		if (again) {
+	for (size_t j = 0; j < BUS_DIALER_PIPES; j++) {
+		int i = d->closed_ids[j] != 0 ?
+		    pipe_slot(d, d->closed_ids[j]) : -1;
+		if (i >= 0) {
+			stuck = d->pipe_ids[i];
 			d->pipe_ids[i] = 0;
 			atomic_fetch_sub(&d->pipes, 1);
-			stuck = id;
 			n_stuck++;
-		} else if (id != 0) {
-			ids[n++] = id;
 		}
 	}
+	for (size_t i = 0; i < BUS_DIALER_PIPES; i++)
+		if (d->pipe_ids[i] != 0)
+			ids[n++] = d->pipe_ids[i];
 	memset(d->closed_ids, 0, sizeof(d->closed_ids));
 	memcpy(d->closed_ids, ids, n * sizeof(ids[0]));
 	pthread_mutex_unlock(&d->pipes_mu);
@@ -348,10 +347,10 @@ bus_dialer_reconnect(bus_dialer *d)
 	    "dialer)\n", d->url, (long long) (now - since), n,
 	    n == 1 ? "" : "s", n > 0 ? ids[0] : 0);
 	if (n_stuck > 0)
-		fprintf(stderr, "kv: %zu pipe%s to %s closed %lld ms ago "
-		    "never went away (pipe %u): nng's reaper has stopped\n",
-		    n_stuck, n_stuck == 1 ? "" : "s", d->url,
-		    (long long) (now - since), stuck);
+		fprintf(stderr, "kv: %zu pipe%s to %s closed by the last "
+		    "repair never went away (pipe %u): nng's reaper has "
+		    "stopped\n", n_stuck, n_stuck == 1 ? "" : "s", d->url,
+		    stuck);
 	for (size_t i = 0; i < n && !atomic_load(&plant_stopped_reaper);
 	    i++) {
 		nng_pipe p = NNG_PIPE_INITIALIZER;

@@ -224,11 +224,11 @@ bool bus_dialer_silent(bus_dialer *d);
  * reaper for good (no pipe of the process is ever removed again).
  *
  * The peer dying while a call waits on its connection (a node killed
- * during a move) closes the pipe the same way, which no owner can
- * prevent. A stopped reaper sends no REM_POST (d counts the dead pipe up for
- * good) and nng 1.5.2's dialer redials only once the reaper has removed
- * its pipe: the connection would stay silent for good, a repair's close
- * changing nothing. So a repair also starts a fresh dialer, which dials
+ * during a move) can close the pipe the same way, which no owner can
+ * prevent. A stopped reaper sends no REM_POST (d counts the dead pipe up
+ * for good) and nng 1.5.2's dialer redials only once the reaper has
+ * removed its pipe: the connection would stay silent for good, a
+ * repair's close changing nothing. So a repair also starts a fresh dialer, which dials
  * at once, and a pipe still counted at the next repair after this one
  * closed it is forgotten (and logged: the reaper has stopped).
  */

@@ -232,15 +232,21 @@ pipe_slot(const bus_dialer *d, uint32_t id)
 }
 
 /* Drops pipe id from d's count, if d still counts it. */
+/* Frees pipe slot i and uncounts its pipe. Needs d->pipes_mu. */
+static void
+drop_slot_locked(bus_dialer *d, int i)
+{
+	d->pipe_ids[i] = 0;
+	atomic_fetch_sub(&d->pipes, 1);
+}
+
 static void
 forget_pipe(bus_dialer *d, uint32_t id)
 {
 	pthread_mutex_lock(&d->pipes_mu);
 	int i = pipe_slot(d, id);
-	if (i >= 0) {
-		d->pipe_ids[i] = 0;
-		atomic_fetch_sub(&d->pipes, 1);
-	}
+	if (i >= 0)
+		drop_slot_locked(d, i);
 	pthread_mutex_unlock(&d->pipes_mu);
 }
 
@@ -266,13 +272,12 @@ bus_dialer_pipe(bus_dialer *d, nng_pipe p, nng_pipe_ev ev)
 		 * twice. */
 		pthread_mutex_lock(&d->pipes_mu);
 		int i = pipe_slot(d, id);
-		bool counted = i >= 0 || d->untracked > 0;
-		if (i >= 0)
-			d->pipe_ids[i] = 0;
-		else if (counted)
+		if (i >= 0) {
+			drop_slot_locked(d, i);
+		} else if (d->untracked > 0) {
 			d->untracked--;
-		if (counted)
 			atomic_fetch_sub(&d->pipes, 1);
+		}
 		pthread_mutex_unlock(&d->pipes_mu);
 	}
 }
@@ -331,8 +336,7 @@ bus_dialer_reconnect(bus_dialer *d)
 		    pipe_slot(d, d->closed_ids[j]) : -1;
 		if (i >= 0) {
 			stuck = d->pipe_ids[i];
-			d->pipe_ids[i] = 0;
-			atomic_fetch_sub(&d->pipes, 1);
+			drop_slot_locked(d, i);
 			n_stuck++;
 		}
 	}

@@ -228,9 +228,10 @@ bool bus_dialer_silent(bus_dialer *d);
  * prevent. A stopped reaper sends no REM_POST (d counts the dead pipe up
  * for good) and nng 1.5.2's dialer redials only once the reaper has
  * removed its pipe: the connection would stay silent for good, a
- * repair's close changing nothing. So a repair also starts a fresh dialer, which dials
- * at once, and a pipe still counted at the next repair after this one
- * closed it is forgotten (and logged: the reaper has stopped).
+ * repair's close changing nothing. So a repair also starts a fresh
+ * dialer, which dials at once, and a pipe still counted at the next
+ * repair after this one closed it is forgotten (and logged: the reaper
+ * has stopped).
  */
 void bus_dialer_reconnect(bus_dialer *d);
 

@@ -105,6 +105,10 @@ index_def_fini(index_def *d)
 	free(d->name);
 	free(d->hash.name);
 	free(d->range.name);
+	for (size_t i = 0; i < d->n_hmore; i++)
+		free(d->hmore[i].name);
+	for (size_t i = 0; i < d->n_rmore; i++)
+		free(d->rmore[i].name);
 	for (size_t i = 0; i < d->n_include; i++)
 		free(d->include[i]);
 	free(d->include);
@@ -195,6 +199,10 @@ index_def_copy(const index_def *d, index_def *out)
 	out->name = dup_or_null(d->name, &failed);
 	out->hash.name = dup_or_null(d->hash.name, &failed);
 	out->range.name = dup_or_null(d->range.name, &failed);
+	for (size_t i = 0; i < d->n_hmore; i++)
+		out->hmore[i].name = dup_or_null(d->hmore[i].name, &failed);
+	for (size_t i = 0; i < d->n_rmore; i++)
+		out->rmore[i].name = dup_or_null(d->rmore[i].name, &failed);
 	out->include = NULL;
 	out->n_include = 0;
 	if (!failed && d->n_include > 0) {

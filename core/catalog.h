@@ -77,12 +77,23 @@ typedef enum index_projection {
  * and its own status, throughput and partitions. A local index (LSI)
  * lives in its base table's partitions (table_id 0).
  */
+#define INDEX_KEY_PARTS 4 /* attributes of one key of a GSI, at most */
+
 typedef struct index_def {
 	char *name;
 	bool local;
 	uint32_t table_id;  /* GSI: the table of its entries; LSI: 0 */
 	key_def hash;       /* LSI: the base table's hash key */
 	key_def range;      /* range.name == NULL: none (GSI only) */
+	/*
+	 * A GSI's multi-attribute keys: the partition key's attributes
+	 * after hash, hmore[0..n_hmore), and the sort key's after range,
+	 * rmore[0..n_rmore), in KeySchema order. Such a key is stored as
+	 * one Binary value (index_key_value in core/index_key.h).
+	 */
+	key_def hmore[INDEX_KEY_PARTS - 1];
+	key_def rmore[INDEX_KEY_PARTS - 1];
+	uint8_t n_hmore, n_rmore;
 	index_projection projection;
 	char **include;     /* PROJECT_INCLUDE: NonKeyAttributes */
 	size_t n_include;

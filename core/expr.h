@@ -353,6 +353,14 @@ typedef struct expr_key_cond {
 kv_err expr_key_conditions(const expr_cond *c, expr_key_cond out[2],
     size_t *n, expr_err *err);
 
+/*
+ * expr_key_conditions_max is expr_key_conditions with room for max
+ * conditions in out (a multi-attribute index key has up to eight
+ * attributes).
+ */
+kv_err expr_key_conditions_max(const expr_cond *c, expr_key_cond *out,
+    size_t max, size_t *n, expr_err *err);
+
 /* ---- evaluation (node, and router for filters) ---------------------- */
 
 /*

@@ -16,6 +16,7 @@
 
 typedef struct keys {
 	expr_key_cond *out;
+	size_t max;    /* room in out */
 	size_t n;      /* conditions found */
 	expr_err *err;
 } keys;
@@ -105,7 +106,7 @@ primitive(keys *k, const expr_cond *c)
 		    "KeyConditionExpression: No key attribute specified");
 	kc.attr = attr->elems[0].name;
 	kc.attr_len = attr->elems[0].name_len;
-	for (i = 0; i < k->n && i < 2; i++) {
+	for (i = 0; i < k->n && i < k->max; i++) {
 		if (k->out[i].attr_len == kc.attr_len &&
 		    memcmp(k->out[i].attr, kc.attr, kc.attr_len) == 0)
 			return expr_errf(k->err, 0, "KeyConditionExpressions "
@@ -117,7 +118,7 @@ primitive(keys *k, const expr_cond *c)
 		kc.op = EXPR_KEY_BEGINS_WITH;
 	else
 		kc.op = flip(c->cmp, at != 0);
-	if (k->n < 2)
+	if (k->n < k->max)
 		k->out[k->n] = kc;
 	k->n++;
 	return KV_OK;
@@ -165,19 +166,29 @@ walk(keys *k, const expr_cond *c)
 }
 
 kv_err
-expr_key_conditions(const expr_cond *c, expr_key_cond out[2], size_t *n,
-    expr_err *err)
+expr_key_conditions_max(const expr_cond *c, expr_key_cond *out, size_t max,
+    size_t *n, expr_err *err)
 {
-	keys k = { .out = out, .err = err };
+	keys k = { .out = out, .max = max, .err = err };
 	kv_err e;
 
 	*n = 0;
 	e = walk(&k, c);
 	if (e != KV_OK)
 		return e;
-	if (k.n > 2)
+	if (k.n > max && max <= 2)
 		return expr_errf(err, 0, "Conditions can be of length 1 or 2 "
 		    "only");
+	if (k.n > max) /* our words: a multi-attribute key's limit */
+		return expr_errf(err, 0, "Conditions can be of length 1 to %zu "
+		    "only", max);
 	*n = k.n;
 	return KV_OK;
+}
+
+kv_err
+expr_key_conditions(const expr_cond *c, expr_key_cond out[2], size_t *n,
+    expr_err *err)
+{
+	return expr_key_conditions_max(c, out, 2, n, err);
 }

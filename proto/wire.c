@@ -68,8 +68,12 @@ wire_table_to_pb(const table *t, pb_table_buf *b)
 	if (t->n_indexes > 0) {
 		b->idx = calloc(t->n_indexes, sizeof(*b->idx));
 		b->idxp = calloc(t->n_indexes, sizeof(*b->idxp));
-		b->idx_keys = calloc(2 * t->n_indexes, sizeof(*b->idx_keys));
-		if (b->idx == NULL || b->idxp == NULL || b->idx_keys == NULL)
+		b->idx_keys = calloc(2 * INDEX_KEY_PARTS * t->n_indexes,
+		    sizeof(*b->idx_keys));
+		b->idx_more = calloc(2 * INDEX_KEY_PARTS * t->n_indexes,
+		    sizeof(*b->idx_more));
+		if (b->idx == NULL || b->idxp == NULL || b->idx_keys == NULL ||
+		    b->idx_more == NULL)
 			return KV_ENOMEM;
 		for (size_t i = 0; i < t->n_indexes; i++) {
 			const index_def *d = &t->indexes[i];
@@ -78,13 +82,27 @@ wire_table_to_pb(const table *t, pb_table_buf *b)
 			x->name = d->name != NULL ? d->name : (char *) "";
 			x->local = d->local;
 			x->table_id = d->table_id;
+			Kv__KeyDef *k = &b->idx_keys[2 * INDEX_KEY_PARTS * i];
+			Kv__KeyDef **m = &b->idx_more[2 * INDEX_KEY_PARTS * i];
 			if (d->hash.name != NULL) {
-				keydef_to_pb(&d->hash, &b->idx_keys[2 * i]);
-				x->hash = &b->idx_keys[2 * i];
+				keydef_to_pb(&d->hash, &k[0]);
+				x->hash = &k[0];
 			}
 			if (d->range.name != NULL) {
-				keydef_to_pb(&d->range, &b->idx_keys[2 * i + 1]);
-				x->range = &b->idx_keys[2 * i + 1];
+				keydef_to_pb(&d->range, &k[1]);
+				x->range = &k[1];
+			}
+			x->hash_more = m;
+			for (size_t j = 0; j < d->n_hmore; j++) {
+				keydef_to_pb(&d->hmore[j], &k[2 + j]);
+				m[x->n_hash_more++] = &k[2 + j];
+			}
+			x->range_more = m + INDEX_KEY_PARTS;
+			for (size_t j = 0; j < d->n_rmore; j++) {
+				keydef_to_pb(&d->rmore[j], &k[2 + INDEX_KEY_PARTS +
+				    j]);
+				m[INDEX_KEY_PARTS + x->n_range_more++] =
+				    &k[2 + INDEX_KEY_PARTS + j];
 			}
 			x->projection = (uint32_t) d->projection;
 			x->n_include = d->n_include;
@@ -149,6 +167,7 @@ wire_table_buf_fini(pb_table_buf *b)
 	free(b->tags);
 	free(b->tagp);
 	free(b->idx_keys);
+	free(b->idx_more);
 }
 
 static kv_err
@@ -186,6 +205,24 @@ index_def_from_pb(const Kv__IndexDef *pb, index_def *d)
 	    (pb->range != NULL &&
 	    (rv = keydef_from_pb(pb->range, &d->range)) != KV_OK))
 		goto fail;
+	rv = KV_PROTO;
+	if (pb->n_hash_more >= INDEX_KEY_PARTS ||
+	    pb->n_range_more >= INDEX_KEY_PARTS ||
+	    (pb->n_hash_more > 0 && d->hash.name == NULL) ||
+	    (pb->n_range_more > 0 && d->range.name == NULL))
+		goto fail;
+	for (size_t j = 0; j < pb->n_hash_more; j++) {
+		if ((rv = keydef_from_pb(pb->hash_more[j], &d->hmore[j])) !=
+		    KV_OK)
+			goto fail;
+		d->n_hmore = (uint8_t) (j + 1);
+	}
+	for (size_t j = 0; j < pb->n_range_more; j++) {
+		if ((rv = keydef_from_pb(pb->range_more[j], &d->rmore[j])) !=
+		    KV_OK)
+			goto fail;
+		d->n_rmore = (uint8_t) (j + 1);
+	}
 	if (pb->n_include > 0) {
 		rv = KV_ENOMEM;
 		if ((d->include = calloc(pb->n_include, sizeof(char *))) ==

@@ -19,7 +19,9 @@ typedef struct pb_table_buf {
 	Kv__Partition **partp;
 	Kv__IndexDef *idx;
 	Kv__IndexDef **idxp;
-	Kv__KeyDef *idx_keys; /* two per index: hash, range */
+	Kv__KeyDef *idx_keys; /* 2 * INDEX_KEY_PARTS per index: hash,
+	                       * range, then hash_more, range_more */
+	Kv__KeyDef **idx_more; /* 2 * INDEX_KEY_PARTS per index */
 	Kv__Tag *tags;
 	Kv__Tag **tagp;
 } pb_table_buf;

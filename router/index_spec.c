@@ -20,11 +20,15 @@
 #include <string.h>
 
 #include "errors.h"
+#include "index_key.h"
 
 #define MAX_PROVISIONED 1000000000000LL
 #define MAX_NONKEY 20 /* NonKeyAttributes of one index (a shape limit) */
 
 #define INVALID "One or more parameter values were invalid: "
+/* A GSI's KeySchema: up to INDEX_KEY_PARTS HASH elements, then as many
+ * RANGE elements (multi-attribute keys); an LSI's has two. */
+#define MAX_KEY_ELEMS (2 * INDEX_KEY_PARTS)
 
 /* One index of the request as read; strings borrowed from the JSON. */
 typedef struct index_req {
@@ -33,8 +37,9 @@ typedef struct index_req {
 	size_t pos;               /* 1-based, within its list */
 	const char *at;           /* its member path, for the violations:
 	                           * "globalSecondaryIndexes.1.member" */
-	size_t nk;                /* KeySchema elements (kn/kt: the first 2) */
-	const char *kn[2], *kt[2];
+	size_t nk;                /* KeySchema elements (kn/kt: the first
+	                           * MAX_KEY_ELEMS) */
+	const char *kn[MAX_KEY_ELEMS], *kt[MAX_KEY_ELEMS];
 	const char *ptype;        /* ProjectionType; NULL when absent */
 	json_t *nonkey;           /* NonKeyAttributes; NULL when absent */
 	bool has_pt;              /* a GSI's ProvisionedThroughput given */
@@ -205,13 +210,15 @@ read_key_schema(json_t *ks, index_req *r, req_errors *e, reply *out)
 		    "satisfy constraint: Member must not be null", r->at);
 		return true;
 	}
+	size_t max = r->local ? 2 : MAX_KEY_ELEMS;
 	r->nk = json_array_size(ks);
-	if (r->nk < 1 || r->nk > 2)
+	if (r->nk < 1 || r->nk > max)
 		req_errors_add(e, "Value '%s' at '%s.keySchema' failed to "
-		    "satisfy constraint: Member must have length %s",
+		    "satisfy constraint: Member must have length %s%s",
 		    r->nk < 1 ? "[]" : "[...]", r->at, r->nk < 1 ?
-		    "greater than or equal to 1" : "less than or equal to 2");
-	for (size_t i = 0; i < r->nk && i < 2; i++) {
+		    "greater than or equal to 1" : "less than or equal to ",
+		    r->nk < 1 ? "" : r->local ? "2" : "8");
+	for (size_t i = 0; i < r->nk && i < max; i++) {
 		json_t *k = json_array_get(ks, i);
 		if (!json_is_object(k)) {
 			errors_reply(out, ERR_SERIALIZATION, "Unexpected value "
@@ -430,7 +437,7 @@ static bool
 check_keys_defined(arena *a, const index_req *r, const index_spec_table *t,
     reply *out)
 {
-	size_t nk = r->nk < 2 ? r->nk : 2;
+	size_t nk = r->nk < MAX_KEY_ELEMS ? r->nk : MAX_KEY_ELEMS;
 	bool defined = true;
 	for (size_t k = 0; k < nk; k++)
 		defined &= find_def(t, r->kn[k]) != NULL;
@@ -468,7 +475,8 @@ check_definitions(arena *a, const index_spec *s, const index_spec_table *t,
 	for (size_t i = 0; i <= total; i++) {
 		const char *const *kn = i == 0 ? table_keys : s->reqs[i - 1].kn;
 		size_t nk = i == 0 ? (t->range != NULL ? 2 : 1) :
-		    s->reqs[i - 1].nk < 2 ? s->reqs[i - 1].nk : 2;
+		    s->reqs[i - 1].nk < MAX_KEY_ELEMS ? s->reqs[i - 1].nk :
+		    MAX_KEY_ELEMS;
 		for (size_t k = 0; k < nk; k++) {
 			size_t u = 0;
 			while (u < nu && strcmp(used[u], kn[k]) != 0)
@@ -497,6 +505,41 @@ check_definitions(arena *a, const index_spec *s, const index_spec_table *t,
 	return true;
 }
 
+/*
+ * A GSI's multi-attribute key schema: its HASH elements, then its RANGE
+ * elements, at most INDEX_KEY_PARTS of each, no attribute twice. These
+ * refusals' words are ours: DynamoDB's own were not found.
+ */
+static bool
+check_multi_keys(const index_req *r, reply *out)
+{
+	size_t nh = 0;
+	while (nh < r->nk && strcmp(r->kt[nh], "HASH") == 0)
+		nh++;
+	for (size_t k = nh; k < r->nk; k++)
+		if (strcmp(r->kt[k], "HASH") == 0) {
+			errors_reply(out, ERR_VALIDATION, "Invalid KeySchema: "
+			    "A HASH KeySchemaElement cannot follow a RANGE "
+			    "KeySchemaElement");
+			return false;
+		}
+	if (nh > INDEX_KEY_PARTS || r->nk - nh > INDEX_KEY_PARTS) {
+		errors_reply(out, ERR_VALIDATION, "Invalid KeySchema: A key "
+		    "schema can have at most %d HASH and %d RANGE "
+		    "KeySchemaElements", INDEX_KEY_PARTS, INDEX_KEY_PARTS);
+		return false;
+	}
+	for (size_t k = 1; k < r->nk; k++)
+		for (size_t j = 0; j < k; j++)
+			if (strcmp(r->kn[j], r->kn[k]) == 0) {
+				errors_reply(out, ERR_VALIDATION, "Invalid "
+				    "KeySchema: Some KeySchemaElements have the "
+				    "same name: %s", r->kn[k]);
+				return false;
+			}
+	return true;
+}
+
 /* The key schema of one index, past its shape. */
 static bool
 check_keys(const index_req *r, const index_spec_table *t, reply *out)
@@ -511,13 +554,13 @@ check_keys(const index_req *r, const index_spec_table *t, reply *out)
 		    "KeySchemaElement is not a HASH key type");
 		return false;
 	}
+	if (!r->local)
+		return check_multi_keys(r, out);
 	if (r->nk == 2 && strcmp(r->kt[1], "RANGE") != 0) {
 		errors_reply(out, ERR_VALIDATION, "Invalid KeySchema: The "
 		    "second KeySchemaElement is not a RANGE key type");
 		return false;
 	}
-	if (!r->local)
-		return true;
 	if (r->nk != 2) {
 		errors_reply(out, ERR_VALIDATION, INVALID "Index KeySchema does "
 		    "not have a range key for index: %s", r->name);
@@ -631,9 +674,20 @@ check_index(arena *a, const index_req *r, const index_spec_table *t,
 		return false;
 	d->name = (char *) r->name;
 	d->local = r->local;
-	d->hash = *find_def(t, r->kn[0]);
-	if (r->nk == 2)
-		d->range = *find_def(t, r->kn[1]);
+	/* KeySchema: the HASH elements, then the RANGE ones (checked). */
+	for (size_t k = 0; k < r->nk; k++) {
+		const key_def *def = find_def(t, r->kn[k]);
+		if (strcmp(r->kt[k], "HASH") == 0) {
+			if (k == 0)
+				d->hash = *def;
+			else
+				d->hmore[d->n_hmore++] = *def;
+		} else if (d->range.name == NULL) {
+			d->range = *def;
+		} else {
+			d->rmore[d->n_rmore++] = *def;
+		}
+	}
 	return true;
 }
 
@@ -905,15 +959,17 @@ index_named(const table *t, const char *name)
 static const key_def *
 existing_key(const table *t, const char *name, const char **role)
 {
-	const key_def *k[2] = { &t->hash, &t->range };
+	const key_def *k[2 * INDEX_KEY_PARTS] = { &t->hash, &t->range };
+	size_t nh = 1, nr = 1;
 	for (size_t i = 0; i <= t->n_indexes; i++) {
 		if (i > 0) {
-			k[0] = &t->indexes[i - 1].hash;
-			k[1] = &t->indexes[i - 1].range;
+			const index_def *d = &t->indexes[i - 1];
+			nh = index_key_parts(d, false, k);
+			nr = index_key_parts(d, true, k + nh);
 		}
-		for (int r = 0; r < 2; r++) {
+		for (size_t r = 0; r < nh + nr; r++) {
 			if (k[r]->name != NULL && strcmp(k[r]->name, name) == 0) {
-				*role = r == 0 ? "HASH" : "RANGE";
+				*role = r < nh ? "HASH" : "RANGE";
 				return k[r];
 			}
 		}
@@ -932,7 +988,7 @@ static bool
 check_redefinition(const index_req *r, const index_spec_table *t,
     const table *cur, reply *out)
 {
-	for (size_t k = 0; k < r->nk && k < 2; k++) {
+	for (size_t k = 0; k < r->nk && k < MAX_KEY_ELEMS; k++) {
 		const char *role;
 		const key_def *old = existing_key(cur, r->kn[k], &role);
 		const key_def *now = find_def(t, r->kn[k]);
@@ -944,7 +1000,7 @@ check_redefinition(const index_req *r, const index_spec_table *t,
 		    "Schema:[SchemaElement: key{%s:%s:%s}] New schema: "
 		    "Schema:[SchemaElement: key{%s:%s:%s}]", old->name,
 		    value_type_name(old->type), role, r->kn[k],
-		    value_type_name(now->type), k == 0 ? "HASH" : "RANGE");
+		    value_type_name(now->type), r->kt[k]);
 		return false;
 	}
 	return true;
@@ -1164,15 +1220,17 @@ index_spec_plan(api_ctx *c, const index_updates *s, const index_spec_base *b,
 	return true;
 }
 
-static json_t *
-key_schema_json(const index_def *d)
+json_t *
+index_spec_key_schema(const index_def *d)
 {
+	const key_def *k[2 * INDEX_KEY_PARTS];
 	json_t *ks = json_array();
-	json_array_append_new(ks, json_pack("{s:s,s:s}", "AttributeName",
-	    d->hash.name, "KeyType", "HASH"));
-	if (d->range.name != NULL)
+	size_t nh = index_key_parts(d, false, k);
+	size_t n = nh + index_key_parts(d, true, k + nh);
+	for (size_t i = 0; i < n; i++)
 		json_array_append_new(ks, json_pack("{s:s,s:s}",
-		    "AttributeName", d->range.name, "KeyType", "RANGE"));
+		    "AttributeName", k[i]->name, "KeyType", i < nh ? "HASH" :
+		    "RANGE"));
 	return ks;
 }
 
@@ -1193,7 +1251,7 @@ index_spec_describe(const index_def *d, const char *table_arn,
 		json_object_set_new(proj, "NonKeyAttributes", na);
 	}
 	json_t *j = json_pack("{s:s,s:o,s:o}", "IndexName", d->name,
-	    "KeySchema", key_schema_json(d), "Projection", proj);
+	    "KeySchema", index_spec_key_schema(d), "Projection", proj);
 	if (j == NULL)
 		return NULL;
 	if (!d->local) {

@@ -76,6 +76,10 @@ bool index_spec_given(const index_spec *s);
 bool index_spec_check(api_ctx *c, const index_spec *s,
     const index_spec_table *t, index_def **defs, size_t *n, reply *out);
 
+/* index_spec_key_schema returns d's KeySchema as DynamoDB lists it (owned
+ * JSON): its HASH elements, then its RANGE elements. */
+json_t *index_spec_key_schema(const index_def *d);
+
 /*
  * index_spec_describe returns DynamoDB's description of index d of the
  * table whose ARN is table_arn (owned JSON, or NULL without memory). For

@@ -31,6 +31,7 @@
 #include "catalog_int.h"
 #include "cluster.h"
 #include "feed.h"
+#include "index_key.h"
 #include "node.h"
 
 #define CATALOG_KEY_LEN 5
@@ -301,8 +302,13 @@ add_index_table_locked(node *n, catalog *c, const table *base,
 	it.uuid = (char *) "";
 	it.hash = d->hash;
 	it.range = d->range;
-	defs[0] = d->hash;
-	defs[1] = d->range;
+	/* A multi-attribute key is one Binary value (core/index_key.h). */
+	if (index_key_multi(d, false))
+		it.hash.type = VAL_B;
+	if (index_key_multi(d, true))
+		it.range.type = VAL_B;
+	defs[0] = it.hash;
+	defs[1] = it.range;
 	it.attr_defs = defs;
 	it.n_attr_defs = d->range.name != NULL ? 2 : 1;
 	it.billing = base->billing;

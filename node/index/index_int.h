@@ -38,6 +38,7 @@
 #include "capacity.h"
 #include "cluster.h"
 #include "codec.h"
+#include "index_key.h"
 #include "item.h"
 #include "keyenc.h"
 #include "move.h"

@@ -141,10 +141,12 @@ index_check(const table *t, const value *item, char *msg, size_t msglen)
 {
 	for (size_t i = 0; item != NULL && i < t->n_indexes; i++) {
 		const index_def *d = &t->indexes[i];
-		const key_def *keys[2] = { &d->hash, &d->range };
+		const key_def *keys[2 * INDEX_KEY_PARTS];
 		if (!index_kept_global(d) && !d->local)
 			continue;
-		for (int k = 0; k < 2; k++) {
+		size_t nk = index_key_parts(d, false, keys);
+		nk += index_key_parts(d, true, keys + nk);
+		for (size_t k = 0; k < nk; k++) {
 			const value *v = index_attr_of(item, keys[k]);
 			if (v == NULL)
 				continue;
@@ -176,22 +178,26 @@ index_check(const table *t, const value *item, char *msg, size_t msglen)
 
 /*
  * The storage key of item's entry in index d of t, owned, in *key; NULL
- * when the item is not in the index (it lacks an index key: a sparse
- * index). KV_OK or KV_ENOMEM.
+ * when the item is not in the index (it lacks an index key attribute: a
+ * sparse index). A multi-attribute key's value is built in a. KV_OK or
+ * KV_ENOMEM.
  */
 static kv_err
-entry_key(const table *t, const index_def *d, const value *item,
+entry_key(const table *t, const index_def *d, const value *item, arena *a,
     uint8_t **key, size_t *len)
 {
-	const value *ipk = index_attr_of(item, &d->hash);
-	const value *isk = index_attr_of(item, &d->range);
+	value ipk, isk;
+	int hp, rp = 1;
 	*key = NULL;
 	*len = 0;
-	if (item == NULL || ipk == NULL || ipk->type != d->hash.type ||
-	    (d->range.name != NULL && (isk == NULL ||
-	    isk->type != d->range.type)))
+	if ((hp = index_key_value(d, false, item, a, &ipk)) < 0 ||
+	    (d->range.name != NULL &&
+	    (rp = index_key_value(d, true, item, a, &isk)) < 0))
+		return KV_ENOMEM;
+	if (hp == 0 || rp == 0)
 		return KV_OK;
-	return keyenc_index_key(d->table_id, ipk, isk,
+	return keyenc_index_key(d->table_id, &ipk,
+	    d->range.name != NULL ? &isk : NULL,
 	    index_attr_of(item, &t->hash), index_attr_of(item, &t->range),
 	    key, len);
 }
@@ -220,6 +226,10 @@ index_project(const table *t, const index_def *d, const value *item,
 		const attr *at = &item->u.attrs[i];
 		bool in = named(at, t->hash.name) || named(at, t->range.name) ||
 		    named(at, d->hash.name) || named(at, d->range.name);
+		for (size_t j = 0; !in && j < d->n_hmore; j++)
+			in = named(at, d->hmore[j].name);
+		for (size_t j = 0; !in && j < d->n_rmore; j++)
+			in = named(at, d->rmore[j].name);
 		for (size_t j = 0; !in && d->projection == PROJECT_INCLUDE &&
 		    j < d->n_include; j++)
 			in = named(at, d->include[j]);
@@ -302,8 +312,8 @@ index_outbox_one(node *n, const table *t, const index_def *d, uint64_t epoch,
 	uint8_t *ok = NULL, *nk = NULL;
 	size_t okl = 0, nkl = 0;
 	value op, np;
-	if ((rv = entry_key(t, d, old, &ok, &okl)) != KV_OK ||
-	    (rv = entry_key(t, d, cur, &nk, &nkl)) != KV_OK) {
+	if ((rv = entry_key(t, d, old, a, &ok, &okl)) != KV_OK ||
+	    (rv = entry_key(t, d, cur, a, &nk, &nkl)) != KV_OK) {
 		free(ok);
 		return rv;
 	}

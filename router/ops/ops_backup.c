@@ -35,6 +35,7 @@
 
 #include "conn.h"
 #include "errors.h"
+#include "index_key.h"
 #include "index_spec.h"
 #include "ops_table.h"
 #include "request.h"
@@ -132,7 +133,7 @@ source(api_ctx *c, const backup_rec *b, json_t *desc)
 			json_object_set_new(proj, "NonKeyAttributes", na);
 		}
 		json_t *x = json_pack("{s:s,s:o,s:o}", "IndexName", d->name,
-		    "KeySchema", key_schema(&d->hash, &d->range),
+		    "KeySchema", index_spec_key_schema(d),
 		    "Projection", proj);
 		if (!d->local)
 			json_object_set_new(x, "ProvisionedThroughput",
@@ -609,9 +610,11 @@ restore_spec(api_ctx *c, json_t *body, const backup_rec *b,
 		else if (!d.local && d.rcu == 0)
 			d.rcu = t->rcu, d.wcu = t->wcu;
 		idx[t->n_indexes++] = d;
-		keep_def(t, src, d.hash.name);
-		if (d.range.name != NULL)
-			keep_def(t, src, d.range.name);
+		const key_def *k[2 * INDEX_KEY_PARTS];
+		size_t nk = index_key_parts(&d, false, k);
+		nk += index_key_parts(&d, true, k + nk);
+		for (size_t j = 0; j < nk; j++)
+			keep_def(t, src, k[j]->name);
 	}
 	for (size_t k = 0; gsis != NULL && k < json_array_size(gsis); k++) {
 		const char *in = json_string_value(json_object_get(

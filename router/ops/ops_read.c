@@ -21,6 +21,7 @@
 #include "conn.h"
 #include "errors.h"
 #include "expr_codec.h"
+#include "index_key.h"
 #include "json.h"
 #include "keyenc.h"
 #include "request.h"
@@ -240,32 +241,55 @@ read_part(api_ctx *c, const read_req *r, const uint8_t *cond, size_t condl,
 }
 
 /*
- * Writes the key attributes of item as a map, for LastEvaluatedKey: the
- * keys of qt, the table or index read, and of t, its base table (an
- * index's LastEvaluatedKey names both, as DynamoDB's does).
+ * The key attributes of a read's LastEvaluatedKey and ExclusiveStartKey
+ * in keys[], each name once; returns how many. They are the keys of qt,
+ * the table or index read (of d, its global index, whose keys may have
+ * several attributes each), then those of t, its base table: an index's
+ * LastEvaluatedKey names both, as DynamoDB's does.
  */
-static void
-write_key(jtext *j, const table *qt, const table *t, const value *item)
+static size_t
+read_keys(const table *qt, const table *t, const index_def *d,
+    const key_def *keys[2 * INDEX_KEY_PARTS + 2])
 {
-	const key_def *defs[4] = { &qt->hash, &qt->range, &t->hash,
-	    &t->range };
+	const key_def *all[2 * INDEX_KEY_PARTS + 4];
+	size_t n = 0, k = 0;
+	if (d != NULL) {
+		n = index_key_parts(d, false, all);
+		n += index_key_parts(d, true, all + n);
+	} else {
+		all[n++] = &qt->hash;
+		all[n++] = &qt->range;
+	}
+	all[n++] = &t->hash;
+	all[n++] = &t->range;
+	for (size_t i = 0; i < n; i++) {
+		bool dup = all[i]->name == NULL;
+		for (size_t j = 0; j < k && !dup; j++)
+			dup = strcmp(keys[j]->name, all[i]->name) == 0;
+		if (!dup)
+			keys[k++] = all[i];
+	}
+	return k;
+}
+
+/* Writes the key attributes of item (read_keys) as a map. */
+static void
+write_key(jtext *j, const table *qt, const table *t, const index_def *d,
+    const value *item)
+{
+	const key_def *keys[2 * INDEX_KEY_PARTS + 2];
+	size_t nk = read_keys(qt, t, d, keys);
 	bool first = true;
 	jtext_lit(j, "{");
-	for (int i = 0; i < 4; i++) {
-		bool dup = false;
-		for (int k = 0; k < i && defs[i]->name != NULL; k++)
-			dup |= defs[k]->name != NULL &&
-			    strcmp(defs[k]->name, defs[i]->name) == 0;
-		if (defs[i]->name == NULL || dup)
-			continue;
-		size_t n = strlen(defs[i]->name);
-		const value *v = item_attr(item, defs[i]->name, n);
+	for (size_t i = 0; i < nk; i++) {
+		size_t n = strlen(keys[i]->name);
+		const value *v = item_attr(item, keys[i]->name, n);
 		if (v == NULL)
 			continue;
 		if (!first)
 			jtext_lit(j, ",");
 		first = false;
-		jtext_string(j, defs[i]->name, n);
+		jtext_string(j, keys[i]->name, n);
 		jtext_lit(j, ":");
 		json_write_value(j, v);
 	}
@@ -294,7 +318,7 @@ reply_page(const read_req *r, const table *t, const table *qt, page *pg,
 	jtext_uint(j, pg->scanned);
 	if (pg->stopped) {
 		jtext_member(j, "LastEvaluatedKey");
-		write_key(j, qt, t, &pg->last);
+		write_key(j, qt, t, r->gsi, &pg->last);
 	}
 	/* One page: its bytes read are rounded up to 4 KB once; on an
 	 * index, they are the index's (the table itself reads nothing). */
@@ -401,6 +425,12 @@ projects(const table *t, const index_def *d, const char *name, size_t n)
 		if (keys[i] != NULL && strlen(keys[i]) == n &&
 		    memcmp(keys[i], name, n) == 0)
 			return true;
+	for (size_t i = 0; i < d->n_hmore + d->n_rmore; i++) {
+		const char *k = i < d->n_hmore ? d->hmore[i].name :
+		    d->rmore[i - d->n_hmore].name;
+		if (strlen(k) == n && memcmp(k, name, n) == 0)
+			return true;
+	}
 	for (size_t i = 0; d->projection == PROJECT_INCLUDE &&
 	    i < d->n_include; i++)
 		if (strlen(d->include[i]) == n &&
@@ -472,6 +502,7 @@ read_table_of(api_ctx *c, const table *t, read_req *r, bool consistent,
 {
 	const char *index = r->index;
 	r->local = -1;
+	r->gsi = NULL;
 	if (index == NULL)
 		return t;
 	for (size_t i = 0; i < t->n_indexes; i++) {
@@ -520,6 +551,7 @@ read_table_of(api_ctx *c, const table *t, read_req *r, bool consistent,
 				    "%s", index);
 			return NULL;
 		}
+		r->gsi = d;
 		return it;
 	}
 	if (!quiet)
@@ -529,16 +561,17 @@ read_table_of(api_ctx *c, const table *t, read_req *r, bool consistent,
 }
 
 /*
- * The storage key an ExclusiveStartKey names in qt (t, or an index of t:
- * then it must hold the index's keys and the table's, and nothing else),
- * in c->a; NULL after filling *out. The index's (or table's) partition
- * key value in *pk.
+ * The storage key an ExclusiveStartKey names in qt (t, or an index of t
+ * as r says: then it must hold the index's keys and the table's, and
+ * nothing else), in c->a; NULL after filling *out. The index's (or
+ * table's) partition key value in *pk.
  */
 static uint8_t *
-esk_storage_key(api_ctx *c, const table *t, const table *qt, int local,
-    const value *esk, const value **pk, size_t *len, reply *out)
+esk_storage_key(api_ctx *c, const table *t, const table *qt,
+    const read_req *r, const value **pk, size_t *len, reply *out)
 {
-	const value *sk, *bpk = NULL, *bsk = NULL;
+	const value *esk = &r->esk;
+	const value *sk = NULL, *bpk = NULL, *bsk = NULL;
 	uint8_t *k, *ka;
 	kv_err rv;
 	if (qt == t) {
@@ -546,34 +579,43 @@ esk_storage_key(api_ctx *c, const table *t, const table *qt, int local,
 			return NULL;
 		rv = keyenc_item_key(t->id, *pk, sk, &k, len);
 	} else {
-		const key_def *defs[4] = { &qt->hash, &qt->range, &t->hash,
-		    &t->range };
-		const value *vals[4] = { NULL, NULL, NULL, NULL };
-		size_t want = 0;
-		for (int i = 0; i < 4; i++) {
-			bool dup = false;
-			for (int j = 0; j < i && defs[i]->name != NULL; j++)
-				dup |= defs[j]->name != NULL && strcmp(
-				    defs[j]->name, defs[i]->name) == 0;
-			if (defs[i]->name == NULL)
-				continue;
-			vals[i] = item_attr(esk, defs[i]->name,
-			    strlen(defs[i]->name));
-			want += dup ? 0 : 1;
-			if (vals[i] == NULL || vals[i]->type != defs[i]->type)
-				want = SIZE_MAX / 2; /* refused below */
+		const key_def *keys[2 * INDEX_KEY_PARTS + 2];
+		size_t nk = read_keys(qt, t, r->gsi, keys);
+		bool ok = esk->len == nk;
+		for (size_t i = 0; ok && i < nk; i++) {
+			const value *v = item_attr(esk, keys[i]->name,
+			    strlen(keys[i]->name));
+			ok = v != NULL && v->type == keys[i]->type;
 		}
-		if (esk->len != want) {
+		value *iv = arena_alloc(c->a, 2 * sizeof(*iv));
+		if (iv == NULL) {
+			errors_from_kv(out, KV_ENOMEM);
+			return NULL;
+		}
+		if (ok && r->gsi != NULL) {
+			/* Every attribute is there with its type. */
+			ok = index_key_value(r->gsi, false, esk, c->a, &iv[0]) >
+			    0 && (r->gsi->range.name == NULL ||
+			    index_key_value(r->gsi, true, esk, c->a,
+			    &iv[1]) > 0);
+			*pk = &iv[0];
+			sk = r->gsi->range.name != NULL ? &iv[1] : NULL;
+		} else if (ok) {
+			*pk = item_attr(esk, qt->hash.name,
+			    strlen(qt->hash.name));
+			sk = qt->range.name == NULL ? NULL : item_attr(esk,
+			    qt->range.name, strlen(qt->range.name));
+		}
+		if (!ok) {
 			errors_reply(out, ERR_VALIDATION, "The provided starting "
 			    "key is invalid: The provided key element does not "
 			    "match the schema");
 			return NULL;
 		}
-		*pk = vals[0];
-		sk = vals[1];
-		bpk = vals[2];
-		bsk = vals[3];
-		rv = local >= 0 ? keyenc_local_key(t->id, local, *pk, sk,
+		bpk = item_attr(esk, t->hash.name, strlen(t->hash.name));
+		bsk = t->range.name == NULL ? NULL : item_attr(esk,
+		    t->range.name, strlen(t->range.name));
+		rv = r->local >= 0 ? keyenc_local_key(t->id, r->local, *pk, sk,
 		    bsk, &k, len) :
 		    keyenc_index_key(qt->id, *pk, sk, bpk, bsk, &k, len);
 	}
@@ -588,22 +630,20 @@ esk_storage_key(api_ctx *c, const table *t, const table *qt, int local,
 	return ka;
 }
 
-/* The first key attribute any path of o names, or NULL. */
+/* The first of keys[0..nk) that a path of o names, or NULL. */
 static const char *
-operand_key(const table *t, const expr_operand *o)
+operand_key(const key_def *const *keys, size_t nk, const expr_operand *o)
 {
 	if (o->kind == EXPR_OPND_PATH) {
 		const expr_path_elem *e = &o->path.elems[0];
-		const key_def *defs[2] = { &t->hash, &t->range };
-		for (int i = 0; i < 2 && e->name != NULL; i++)
-			if (defs[i]->name != NULL &&
-			    strlen(defs[i]->name) == e->name_len &&
-			    memcmp(defs[i]->name, e->name, e->name_len) == 0)
-				return defs[i]->name;
+		for (size_t i = 0; i < nk && e->name != NULL; i++)
+			if (strlen(keys[i]->name) == e->name_len &&
+			    memcmp(keys[i]->name, e->name, e->name_len) == 0)
+				return keys[i]->name;
 		return NULL;
 	}
 	for (size_t i = 0; o->kind == EXPR_OPND_FUNC && i < o->nargs; i++) {
-		const char *k = operand_key(t, &o->args[i]);
+		const char *k = operand_key(keys, nk, &o->args[i]);
 		if (k != NULL)
 			return k;
 	}
@@ -611,27 +651,41 @@ operand_key(const table *t, const expr_operand *o)
 }
 
 static const char *
-cond_key(const table *t, const expr_cond *c)
+cond_key(const key_def *const *keys, size_t nk, const expr_cond *c)
 {
 	for (size_t i = 0; i < c->nops; i++) {
-		const char *k = operand_key(t, &c->ops[i]);
+		const char *k = operand_key(keys, nk, &c->ops[i]);
 		if (k != NULL)
 			return k;
 	}
 	for (size_t i = 0; i < c->nkids; i++) {
-		const char *k = cond_key(t, c->kids[i]);
+		const char *k = cond_key(keys, nk, c->kids[i]);
 		if (k != NULL)
 			return k;
 	}
 	return NULL;
 }
 
-/* A Query's filter may not name key attributes (the key condition does). */
+/*
+ * A Query's filter may not name key attributes of the table or index
+ * read (the key condition does).
+ */
 static bool
 filter_keys_refused(json_t *body, const table *t, const read_req *r,
     reply *out)
 {
-	const char *k = r->x.filter != NULL ? cond_key(t, r->x.filter) : NULL;
+	const key_def *keys[2 * INDEX_KEY_PARTS];
+	size_t nk = 0;
+	if (r->gsi != NULL) {
+		nk = index_key_parts(r->gsi, false, keys);
+		nk += index_key_parts(r->gsi, true, keys + nk);
+	} else {
+		keys[nk++] = &t->hash;
+		if (t->range.name != NULL)
+			keys[nk++] = &t->range;
+	}
+	const char *k = r->x.filter != NULL ? cond_key(keys, nk,
+	    r->x.filter) : NULL;
 	if (k == NULL)
 		return false;
 	bool legacy = json_object_get(body, "QueryFilter") != NULL &&
@@ -663,69 +717,140 @@ set_bound(uint8_t *dst, size_t *dstl, const uint8_t *k, size_t kl,
 }
 
 /*
- * Works out the Query's partition key value and sort-key bounds from the
- * key conditions; false after filling *out with DynamoDB's answer.
+ * Where a Query's sort-key condition applies: the item collection's (or
+ * index key's) prefix coll[0..cl), and for a multi-attribute sort key
+ * (core/index_key.h) the encodings pre[0..prel) of the attributes that
+ * the conditions before the last one fix.
+ */
+typedef struct sort_space {
+	const uint8_t *coll;
+	size_t cl;
+	bool multi;
+	const uint8_t *pre;
+	size_t prel;
+} sort_space;
+
+/*
+ * Writes to buf (room for sort_room) the first storage key of the sort
+ * key values equal to v, or with prefix those that begin with v (S or
+ * B), and returns its length: every key of those values begins with it.
+ * Without v (multi only), the first key of the values that begin with
+ * the fixed attributes. NULL without memory.
+ */
+static size_t
+sort_bound(api_ctx *c, const sort_space *s, const value *v, bool prefix,
+    uint8_t *buf)
+{
+	memcpy(buf, s->coll, s->cl);
+	if (!s->multi) {
+		size_t n = s->cl + keyenc_value(v, buf + s->cl);
+		return prefix ? n - 2 : n; /* without the terminator 00 01 */
+	}
+	/* The Binary value pre + enc(v), encoded without its terminator. */
+	size_t vl = v != NULL ? keyenc_value_size(v) : 0;
+	uint8_t *raw = arena_alloc_raw(c->a, s->prel + vl + 1);
+	if (raw == NULL)
+		return 0;
+	if (s->prel > 0)
+		memcpy(raw, s->pre, s->prel);
+	if (v != NULL)
+		vl = keyenc_value(v, raw + s->prel) - (prefix ? 2 : 0);
+	value bin = { .type = VAL_B, .len = s->prel + vl,
+	    .u.bytes = (const char *) raw };
+	return s->cl + keyenc_value(&bin, buf + s->cl) - 2;
+}
+
+/* The room sort_bound needs for a value of encoded size vl. */
+static size_t
+sort_room(const sort_space *s, size_t vl)
+{
+	return s->cl + 2 * (s->prel + vl) + 4;
+}
+
+/*
+ * Matches the key conditions kc[0..n) to the partition key's attributes
+ * hp[0..nh) and the sort key's rp[0..nr) (one each for a table; up to
+ * INDEX_KEY_PARTS each for a global index's multi-attribute keys) in
+ * hc[] and rc[], and checks their shape: every partition key attribute
+ * with =, the sort key's attributes a leading run of them, each but the
+ * last with =. For several sort attributes these rules are DynamoDB's;
+ * the words of the refusals a single attribute cannot meet are ours.
  */
 static bool
-query_bounds(api_ctx *c, const table *t, const read_req *r,
-    const value **pk_out, bounds *b, reply *out)
+match_key_conds(const expr_key_cond *kc, size_t n,
+    const key_def *const *hp, size_t nh, const key_def *const *rp,
+    size_t nr, const expr_key_cond **hc, const expr_key_cond **rc,
+    size_t *nrc, reply *out)
 {
-	expr_key_cond kc[2];
-	size_t n;
-	expr_err err;
-	const expr_key_cond *hk = NULL, *rk = NULL;
-
-	if (r->x.key == NULL) {
-		errors_reply(out, ERR_VALIDATION, "Either the KeyConditions or "
-		    "KeyConditionExpression parameter must be specified in the "
-		    "request.");
-		return false;
-	}
-	kv_err rv = expr_key_conditions(r->x.key, kc, &n, &err);
-	if (rv == KV_EINVAL) {
-		errors_reply(out, ERR_VALIDATION, "%s", err.msg);
-		return false;
-	}
-	if (rv != KV_OK)
-		return errors_from_kv(out, rv), false;
 	for (size_t i = 0; i < n; i++) {
-		size_t l = kc[i].attr_len;
-		if (strlen(t->hash.name) == l &&
-		    memcmp(t->hash.name, kc[i].attr, l) == 0)
-			hk = &kc[i];
-		else if (t->range.name != NULL &&
-		    strlen(t->range.name) == l &&
-		    memcmp(t->range.name, kc[i].attr, l) == 0)
-			rk = &kc[i];
-		else if (t->range.name == NULL) {
+		size_t l = kc[i].attr_len, j;
+		bool found = false;
+		for (j = 0; j < nh && !found; j++)
+			if (strlen(hp[j]->name) == l &&
+			    memcmp(hp[j]->name, kc[i].attr, l) == 0)
+				hc[j] = &kc[i], found = true;
+		for (j = 0; j < nr && !found; j++)
+			if (strlen(rp[j]->name) == l &&
+			    memcmp(rp[j]->name, kc[i].attr, l) == 0)
+				rc[j] = &kc[i], found = true;
+		if (found)
+			continue;
+		if (nr == 0) {
 			errors_reply(out, ERR_VALIDATION, "Query key condition "
 			    "not supported");
 			return false;
-		} else {
-			errors_reply(out, ERR_VALIDATION, "Query condition "
-			    "missed key schema element: %s", hk == NULL ?
-			    t->hash.name : t->range.name);
+		}
+		const char *miss = NULL;
+		for (j = 0; j < nh && miss == NULL; j++)
+			if (hc[j] == NULL)
+				miss = hp[j]->name;
+		for (j = 0; j < nr && miss == NULL; j++)
+			if (rc[j] == NULL)
+				miss = rp[j]->name;
+		errors_reply(out, ERR_VALIDATION, "Query condition missed key "
+		    "schema element: %s", miss != NULL ? miss : rp[0]->name);
+		return false;
+	}
+	for (size_t j = 0; j < nh; j++) {
+		if (hc[j] == NULL) {
+			errors_reply(out, ERR_VALIDATION, "Query condition missed "
+			    "key schema element: %s", hp[j]->name);
+			return false;
+		}
+		if (hc[j]->op != EXPR_KEY_EQ) {
+			errors_reply(out, ERR_VALIDATION, "Query key condition "
+			    "not supported");
 			return false;
 		}
 	}
-	if (hk == NULL) {
-		errors_reply(out, ERR_VALIDATION, "Query condition missed key "
-		    "schema element: %s", t->hash.name);
-		return false;
-	}
-	if (hk->op != EXPR_KEY_EQ) {
-		errors_reply(out, ERR_VALIDATION, "Query key condition not "
-		    "supported");
-		return false;
-	}
-	const key_def *defs[2] = { &t->hash, rk != NULL ? &t->range : NULL };
-	const expr_key_cond *conds[2] = { hk, rk };
-	for (int i = 0; i < 2; i++) {
-		if (conds[i] == NULL)
-			continue;
-		int nv = conds[i]->op == EXPR_KEY_BETWEEN ? 2 : 1;
+	size_t k = 0;
+	while (k < nr && rc[k] != NULL)
+		k++;
+	for (size_t j = k; j < nr; j++)
+		if (rc[j] != NULL) {
+			errors_reply(out, ERR_VALIDATION, "Query condition missed "
+			    "key schema element: %s", rp[k]->name);
+			return false;
+		}
+	for (size_t j = 0; j + 1 < k; j++)
+		if (rc[j]->op != EXPR_KEY_EQ) {
+			errors_reply(out, ERR_VALIDATION, "Query key condition "
+			    "not supported");
+			return false;
+		}
+	*nrc = k;
+	return true;
+}
+
+/* Each condition's values must have its attribute's type. */
+static bool
+key_cond_types(const expr_key_cond *const *cs, const key_def *const *defs,
+    size_t n, reply *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		int nv = cs[i]->op == EXPR_KEY_BETWEEN ? 2 : 1;
 		for (int k = 0; k < nv; k++) {
-			if (conds[i]->v[k]->type != defs[i]->type) {
+			if (cs[i]->v[k]->type != defs[i]->type) {
 				errors_reply(out, ERR_VALIDATION, "One or more "
 				    "parameter values were invalid: Condition "
 				    "parameter type does not match schema "
@@ -733,7 +858,7 @@ query_bounds(api_ctx *c, const table *t, const read_req *r,
 				return false;
 			}
 		}
-		if (conds[i]->op == EXPR_KEY_BEGINS_WITH &&
+		if (cs[i]->op == EXPR_KEY_BEGINS_WITH &&
 		    defs[i]->type == VAL_N) {
 			errors_reply(out, ERR_VALIDATION, "Invalid "
 			    "KeyConditionExpression: Incorrect operand type "
@@ -742,37 +867,116 @@ query_bounds(api_ctx *c, const table *t, const read_req *r,
 			return false;
 		}
 	}
-	const value *pk = hk->v[0];
-	if ((pk->type == VAL_S || pk->type == VAL_B) && pk->len == 0) {
-		errors_reply(out, ERR_VALIDATION, "One or more parameter values "
-		    "are not valid. The AttributeValue for a key attribute "
-		    "cannot contain an empty %s value. Key: %s",
-		    pk->type == VAL_S ? "string" : "binary", t->hash.name);
+	return true;
+}
+
+/*
+ * Works out the Query's partition key value and sort-key bounds from the
+ * key conditions; false after filling *out with DynamoDB's answer. t is
+ * the table read (for a global index, its table; r->gsi its definition).
+ */
+static bool
+query_bounds(api_ctx *c, const table *t, const read_req *r,
+    const value **pk_out, bounds *b, reply *out)
+{
+	expr_key_cond kc[2 * INDEX_KEY_PARTS];
+	const key_def *hp[INDEX_KEY_PARTS], *rp[INDEX_KEY_PARTS];
+	const expr_key_cond *hc[INDEX_KEY_PARTS] = { NULL };
+	const expr_key_cond *rc[INDEX_KEY_PARTS] = { NULL };
+	size_t n, nh = 1, nr = t->range.name != NULL, nrc;
+	expr_err err;
+
+	if (r->x.key == NULL) {
+		errors_reply(out, ERR_VALIDATION, "Either the KeyConditions or "
+		    "KeyConditionExpression parameter must be specified in the "
+		    "request.");
 		return false;
+	}
+	if (r->gsi != NULL) {
+		nh = index_key_parts(r->gsi, false, hp);
+		nr = index_key_parts(r->gsi, true, rp);
+	} else {
+		hp[0] = &t->hash;
+		rp[0] = &t->range;
+	}
+	kv_err rv = expr_key_conditions_max(r->x.key, kc, nh + nr < 2 ? 2 :
+	    nh + nr, &n, &err);
+	if (rv == KV_EINVAL) {
+		errors_reply(out, ERR_VALIDATION, "%s", err.msg);
+		return false;
+	}
+	if (rv != KV_OK)
+		return errors_from_kv(out, rv), false;
+	if (!match_key_conds(kc, n, hp, nh, rp, nr, hc, rc, &nrc, out) ||
+	    !key_cond_types(hc, hp, nh, out) ||
+	    !key_cond_types(rc, rp, nrc, out))
+		return false;
+	const value *hv[INDEX_KEY_PARTS];
+	for (size_t j = 0; j < nh; j++) {
+		hv[j] = hc[j]->v[0];
+		if ((hv[j]->type == VAL_S || hv[j]->type == VAL_B) &&
+		    hv[j]->len == 0) {
+			errors_reply(out, ERR_VALIDATION, "One or more parameter "
+			    "values are not valid. The AttributeValue for a key "
+			    "attribute cannot contain an empty %s value. Key: "
+			    "%s", hv[j]->type == VAL_S ? "string" : "binary",
+			    hp[j]->name);
+			return false;
+		}
+	}
+	const value *pk = hv[0];
+	if (nh > 1) {
+		value *cv = arena_alloc(c->a, sizeof(*cv));
+		if (cv == NULL || index_key_compose(hv, nh, c->a, cv) != KV_OK)
+			return errors_from_kv(out, KV_ENOMEM), false;
+		pk = cv;
 	}
 	/* The item collection: table | hash | enc(pk), or a local index's
 	 * entries of it (core/keyenc.h). */
-	size_t cl = KEYENC_PREFIX + (r->local >= 0 ? 2 : 0) +
-	    keyenc_value_size(pk);
+	sort_space ss = { .cl = KEYENC_PREFIX + (r->local >= 0 ? 2 : 0) +
+	    keyenc_value_size(pk), .multi = nr > 1 };
+	const expr_key_cond *rk = nrc > 0 ? rc[nrc - 1] : NULL;
+	if (ss.multi && nrc > 1) {
+		/* The attributes fixed before the last condition. */
+		uint8_t *pre;
+		for (size_t j = 0; j + 1 < nrc; j++)
+			ss.prel += keyenc_value_size(rc[j]->v[0]);
+		if ((pre = arena_alloc_raw(c->a, ss.prel)) == NULL)
+			return errors_from_kv(out, KV_ENOMEM), false;
+		ss.prel = 0;
+		for (size_t j = 0; j + 1 < nrc; j++)
+			ss.prel += keyenc_value(rc[j]->v[0], pre + ss.prel);
+		ss.pre = pre;
+	}
 	size_t vmax = 0;
 	for (int k = 0; rk != NULL && k < 2; k++)
 		if (rk->v[k] != NULL && keyenc_value_size(rk->v[k]) > vmax)
 			vmax = keyenc_value_size(rk->v[k]);
-	b->lo = arena_alloc(c->a, cl + vmax + 2);
-	b->hi = arena_alloc(c->a, cl + vmax + 2);
-	if (b->lo == NULL || b->hi == NULL)
+	size_t room = sort_room(&ss, vmax);
+	uint8_t *coll = arena_alloc(c->a, room);
+	b->lo = arena_alloc(c->a, room);
+	b->hi = arena_alloc(c->a, room);
+	uint8_t *k0 = arena_alloc(c->a, room);
+	if (coll == NULL || b->lo == NULL || b->hi == NULL || k0 == NULL)
 		return errors_from_kv(out, KV_ENOMEM), false;
-	keyenc_collection(t->id, r->local, pk, b->lo);
-	memcpy(b->hi, b->lo, cl);
-	b->lol = cl;
-	b->hil = successor(b->hi, cl);
+	keyenc_collection(t->id, r->local, pk, coll);
+	ss.coll = coll;
+	b->lol = ss.multi && rk != NULL ? sort_bound(c, &ss, NULL, false,
+	    b->lo) : (memcpy(b->lo, coll, ss.cl), ss.cl);
+	if (b->lol == 0)
+		return errors_from_kv(out, KV_ENOMEM), false;
+	memcpy(b->hi, b->lo, b->lol);
+	b->hil = successor(b->hi, b->lol);
 	if (rk == NULL)
 		goto done;
 	/* Sort-key bounds; a key K + 0x00 is the first key after K. */
-	uint8_t *k0 = arena_alloc(c->a, cl + vmax + 2);
-	size_t k0l = cl + keyenc_value(rk->v[0], memcpy(k0, b->lo, cl) + cl);
+	bool prefix = rk->op == EXPR_KEY_BEGINS_WITH;
+	size_t k0l = sort_bound(c, &ss, rk->v[0], prefix, k0);
+	if (k0l == 0)
+		return errors_from_kv(out, KV_ENOMEM), false;
 	switch (rk->op) {
 	case EXPR_KEY_EQ:
+	case EXPR_KEY_BEGINS_WITH:
 		set_bound(b->lo, &b->lol, k0, k0l, false);
 		set_bound(b->hi, &b->hil, k0, k0l, true);
 		break;
@@ -790,9 +994,10 @@ query_bounds(api_ctx *c, const table *t, const read_req *r,
 		break;
 	case EXPR_KEY_BETWEEN:
 		set_bound(b->lo, &b->lol, k0, k0l, false);
-		memcpy(b->hi, k0, cl); /* the collection prefix, unchanged */
-		b->hil = successor(b->hi, cl + keyenc_value(rk->v[1],
-		    b->hi + cl));
+		b->hil = sort_bound(c, &ss, rk->v[1], false, b->hi);
+		if (b->hil == 0)
+			return errors_from_kv(out, KV_ENOMEM), false;
+		b->hil = successor(b->hi, b->hil);
 		if (value_cmp(rk->v[0], rk->v[1]) > 0) {
 			errors_reply(out, ERR_VALIDATION, "Invalid "
 			    "KeyConditionExpression: The BETWEEN operator "
@@ -800,13 +1005,6 @@ query_bounds(api_ctx *c, const table *t, const read_req *r,
 			    "to lower bound");
 			return false;
 		}
-		break;
-	case EXPR_KEY_BEGINS_WITH:
-		/* Drop the encoding's terminator (0x00 0x01): a prefix. */
-		memcpy(b->lo, k0, k0l - 2);
-		b->lol = k0l - 2;
-		memcpy(b->hi, k0, k0l - 2);
-		b->hil = successor(b->hi, k0l - 2);
 		break;
 	}
 done:
@@ -849,8 +1047,8 @@ ops_query_route(api_ctx *c, json_t *body, query_req *q, bool *refreshed,
 	    r->consistent, out, false) : NULL;
 	if (qt == NULL || !query_bounds(c, qt, r, &pk, &b, out) ||
 	    filter_keys_refused(body, qt, r, out) ||
-	    (r->has_esk && (ka = esk_storage_key(c, t, qt, r->local, &r->esk, &epk,
-	    &kl, out)) == NULL) ||
+	    (r->has_esk && (ka = esk_storage_key(c, t, qt, r, &epk, &kl,
+	    out)) == NULL) ||
 	    (r->has_esk && !esk_in_query(r, pk, epk, out))) {
 		route_read_unlock();
 		return false;
@@ -1017,7 +1215,7 @@ ops_read_scan(api_ctx *c, json_t *body, reply *out)
 		const value *epk;
 		size_t kl = 0;
 		if (qt == NULL || (r.has_esk && start == NULL &&
-		    (start = esk_storage_key(c, t, qt, r.local, &r.esk, &epk, &kl,
+		    (start = esk_storage_key(c, t, qt, &r, &epk, &kl,
 		    out)) == NULL)) {
 			route_read_unlock();
 			jtext_fini(&pg.items);

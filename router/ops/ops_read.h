@@ -35,6 +35,9 @@ typedef struct read_req {
 	 * wants attributes the index does not project). */
 	int local;
 	bool fetch;
+	/* A global index read: its definition (the route's catalog's,
+	 * valid while its read lock is held); NULL otherwise. */
+	const index_def *gsi;
 } read_req;
 
 /* The page being built. */

@@ -22,6 +22,7 @@
 #include "api.h"
 #include "conn.h"
 #include "errors.h"
+#include "index_key.h"
 #include "index_spec.h"
 #include "ops_table.h"
 #include "request.h"
@@ -794,7 +795,7 @@ send_index_change(api_ctx *c, const char *name, billing_mode billing,
 		[INDEX_CHANGE_DELETE] = RPC_INDEX_DELETE,
 		[INDEX_CHANGE_THROUGHPUT] = RPC_INDEX_THROUGHPUT,
 	};
-	key_def defs[2];
+	key_def defs[2 * INDEX_KEY_PARTS];
 	table t;
 
 	/* Only the name and the index count. */
@@ -805,9 +806,11 @@ send_index_change(api_ctx *c, const char *name, billing_mode billing,
 		 * definition that no key uses, and ignores the rest of the
 		 * request's (ack-api-quirks DDB-TABLE-162).
 		 */
-		defs[t.n_attr_defs++] = ch->def.hash;
-		if (ch->def.range.name != NULL)
-			defs[t.n_attr_defs++] = ch->def.range;
+		const key_def *k[2 * INDEX_KEY_PARTS];
+		size_t nk = index_key_parts(&ch->def, false, k);
+		nk += index_key_parts(&ch->def, true, k + nk);
+		for (size_t i = 0; i < nk; i++)
+			defs[t.n_attr_defs++] = *k[i];
 		t.attr_defs = defs;
 	}
 	t.indexes = (index_def *) &ch->def;

@@ -215,11 +215,12 @@ def test_bad_projection_members(raw_ddb, ddb, name):
      "Value null at 'globalSecondaryIndexes.1.member.keySchema.1.member."
      "keyType' failed to satisfy constraint: Member must not be null"),
     # DynamoDB prints the list's elements here; like the table's own
-    # KeySchema check, the router prints "[...]".
-    (gsi("gsi1", "g", "pk", "g"),
+    # KeySchema check, the router prints "[...]". A GSI's key has up to
+    # four HASH and four RANGE attributes (multi-attribute keys).
+    (gsi("gsi1", *(["g"] * 9)),
      "Value '[...]' at 'globalSecondaryIndexes.1.member.keySchema' failed "
      "to satisfy constraint: Member must have length less than or equal "
-     "to 2"),
+     "to 8"),
     (gsi("gsi1", "g", projection={
         "ProjectionType": "INCLUDE",
         "NonKeyAttributes": ["a%d" % i for i in range(21)]}),
@@ -303,10 +304,12 @@ def test_index_key_schema_order(raw_ddb, ddb, name):
             "is not a HASH key type", **table_args(
                 name, GlobalSecondaryIndexes=[gsi("gsi1", ("g", "RANGE"),
                                                   "h")], **a))
+    # Two HASH elements make a GSI's multi-attribute partition key
+    # (test_gsi_multikey.py); an LSI's second element must be RANGE.
     refused(raw_ddb, ddb, "Invalid KeySchema: The second KeySchemaElement "
             "is not a RANGE key type", **table_args(
-                name, GlobalSecondaryIndexes=[gsi("gsi1", "g", ("h", "HASH"))],
-                **a))
+                name, key=("pk", "g"), LocalSecondaryIndexes=[lsi(
+                    "lsi1", "pk", ("h", "HASH"))], **a))
     refused(raw_ddb, ddb, "Both the Hash Key and the Range Key element in "
             "the KeySchema have the same name", **table_args(
                 name, attrs=(("pk", "S"), ("g", "S")),
@@ -979,10 +982,13 @@ def test_update_create_key_schema_and_projection(raw_ddb, ddb, name):
                    "first KeySchemaElement is not a HASH key type",
                    GlobalSecondaryIndexUpdates=[create_action(
                        "by_h", ("h", "RANGE"), "n")], **a)
-    refused_update(raw_ddb, "ValidationException", "Invalid KeySchema: The "
-                   "second KeySchemaElement is not a RANGE key type",
+    refused_update(raw_ddb, "ValidationException", "Invalid KeySchema: A "
+                   "HASH KeySchemaElement cannot follow a RANGE "
+                   "KeySchemaElement",
                    GlobalSecondaryIndexUpdates=[create_action(
-                       "by_h", "h", ("n", "HASH"))], **a)
+                       "by_h", "h", ("n", "RANGE"), ("g", "HASH"))],
+                   TableName=name, AttributeDefinitions=defs(
+                       ("h", "S"), ("n", "N"), ("g", "S")))
     refused_update(raw_ddb, "ValidationException", "Both the Hash Key and "
                    "the Range Key element in the KeySchema have the same "
                    "name", GlobalSecondaryIndexUpdates=[create_action(

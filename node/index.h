@@ -106,8 +106,10 @@ bool index_has_local(node *n, uint32_t table_id);
 
 /*
  * index_check reports, for a base item about to be written to table t,
- * whether its index key attributes are of the index's key types and not
- * empty; false with DynamoDB's message in msg (KV_EINVAL).
+ * whether its index key attributes are of the index's key types, not
+ * empty and within a key's size (2048 bytes for a partition key's
+ * attribute, 1024 for a sort key's); false with DynamoDB's message in
+ * msg (KV_EINVAL).
  */
 bool index_check(const table *t, const value *item, char *msg,
     size_t msglen);

@@ -144,8 +144,8 @@ index_check(const table *t, const value *item, char *msg, size_t msglen)
 		const key_def *keys[2 * INDEX_KEY_PARTS];
 		if (!index_kept_global(d) && !d->local)
 			continue;
-		size_t nk = index_key_parts(d, false, keys);
-		nk += index_key_parts(d, true, keys + nk);
+		size_t nh = index_key_parts(d, false, keys);
+		size_t nk = nh + index_key_parts(d, true, keys + nh);
 		for (size_t k = 0; k < nk; k++) {
 			const value *v = index_attr_of(item, keys[k]);
 			if (v == NULL)
@@ -169,6 +169,18 @@ index_check(const table *t, const value *item, char *msg, size_t msglen)
 				    "value. IndexName: %s, IndexKey: %s",
 				    v->type == VAL_S ? "string" : "binary",
 				    d->name, keys[k]->name);
+				return false;
+			}
+			/* A table key's limits, per attribute of a
+			 * multi-attribute key (our reading). */
+			size_t max = k < nh ? 2048 : 1024;
+			if ((v->type == VAL_S || v->type == VAL_B) &&
+			    v->len > max) {
+				snprintf(msg, msglen, "One or more parameter "
+				    "values were invalid: Size limit exceeded "
+				    "for Index Key %s Actual Size: %zu bytes Max "
+				    "Size: %zu bytes IndexName: %s",
+				    keys[k]->name, v->len, max, d->name);
 				return false;
 			}
 		}

@@ -182,6 +182,16 @@ check_one(node *n, const catalog *view, act *x, arena *a)
 		    "Item size has exceeded the maximum allowed size");
 		return;
 	}
+	/* An index key of the wrong type, empty or too long: a
+	 * ValidationError, as a single write's ValidationException. */
+	const table *t = view != NULL ? table_find_id(view, x->req.table_id) :
+	    NULL;
+	char msg[512];
+	if (t != NULL && index_table_indexed(t) &&
+	    !index_check(t, new_v, msg, sizeof(msg))) {
+		fail_with(a, out, KV_EINVAL, msg);
+		return;
+	}
 	x->rec_len = RECORD_HEADER + codec_size(new_v);
 	if ((x->rec = arena_alloc(a, x->rec_len)) == NULL) {
 		out->code = KV_ENOMEM;

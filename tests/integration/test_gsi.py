@@ -333,8 +333,29 @@ def test_index_refusals(ddb, unique):
             UpdateExpression="SET #a = :a",
             ExpressionAttributeNames={"#a": "at"},
             ExpressionAttributeValues={":a": S("x")})
-    assert "Item" not in ddb.get_item(TableName=name,
-                                      Key={"pk": S("a"), "sk": N(1)})
+    # An index key past a key's size limit: 2048 bytes for a partition
+    # key, 1024 for a sort key (by_owner's "at" is a Number, so the sort
+    # key limit is shown on test_gsi_multikey.py's S sort attribute).
+    refused(ddb.put_item, "One or more parameter values were invalid: "
+            "Size limit exceeded for Index Key owner Actual Size: 2049 "
+            "bytes Max Size: 2048 bytes IndexName: by_owner",
+            Item={"pk": S("a"), "sk": N(1), "owner": S("o" * 2049)})
+    # In a transaction, the same refusal cancels it (ValidationError)
+    # and writes nothing.
+    with pytest.raises(ClientError) as e:
+        ddb.transact_write_items(TransactItems=[
+            {"Put": {"TableName": name, "Item": {
+                "pk": S("b"), "sk": N(1), "owner": S("x")}}},
+            {"Put": {"TableName": name, "Item": {
+                "pk": S("a"), "sk": N(1), "owner": N(3)}}}])
+    reasons = e.value.response["CancellationReasons"]
+    assert [r["Code"] for r in reasons] == ["None", "ValidationError"]
+    assert reasons[1]["Message"] == "One or more parameter values were " \
+        "invalid: Type mismatch for Index Key owner Expected: S Actual: " \
+        "N IndexName: by_owner"
+    for pk in ("a", "b"):
+        assert "Item" not in ddb.get_item(TableName=name, Key={
+            "pk": S(pk), "sk": N(1)}, ConsistentRead=True)
     # A start key without the base table's keys.
     refused(ddb.query, "The provided starting key is invalid: The "
             "provided key element does not match the schema",

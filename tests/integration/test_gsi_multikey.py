@@ -25,19 +25,13 @@ from botocore.exceptions import ClientError
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "chaos", "check"))
 import indexes as indexes_check  # noqa: E402
+from test_gsi import S, N, wait_active  # noqa: E402
+from test_gsi import until_converged as converged  # noqa: E402
 
 SEED = 20261206
 
 NAMES = {"#t": "tournament", "#g": "region", "#r": "round",
          "#b": "bracket", "#m": "match"}
-
-
-def S(x):
-    return {"S": x}
-
-
-def N(x):
-    return {"N": str(x)}
 
 
 def B(x):
@@ -57,18 +51,6 @@ MATCHES = {
     "Projection": {"ProjectionType": "INCLUDE",
                    "NonKeyAttributes": ["score"]},
 }
-
-
-def wait_active(ddb, name, timeout=60):
-    end = time.time() + timeout
-    while time.time() < end:
-        t = ddb.describe_table(TableName=name)["Table"]
-        if t["TableStatus"] == "ACTIVE" and all(
-                g.get("IndexStatus") == "ACTIVE"
-                for g in t.get("GlobalSecondaryIndexes", [])):
-            return t
-        time.sleep(0.1)
-    raise AssertionError("%s not ACTIVE in %d s" % (name, timeout))
 
 
 def make_table(ddb, name, gsis=(MATCHES,)):
@@ -111,11 +93,8 @@ def load_matches(ddb, name):
     return items
 
 
-def until_converged(ddb, name, indexes=("matches",), timeout=15):
-    res = indexes_check.converged(ddb, name, list(indexes), wait=timeout)
-    bad = [(i, len(m), len(e), m[:3], e[:3]) for i, (m, e) in res.items()
-           if m or e]
-    assert not bad, "indexes of %s did not converge: %s" % (name, bad)
+def until_converged(ddb, name):
+    converged(ddb, name, indexes=("matches",), timeout=15)
 
 
 def sort_key(it):
@@ -389,6 +368,14 @@ def test_a_key_attribute_of_another_type_is_refused(ddb, loaded):
         ddb.put_item(TableName=name, Item=it)
     assert "IndexName: matches, IndexKey: bracket" in \
         e.value.response["Error"]["Message"]
+    # Each attribute keeps a key's size limit: a sort key's 1024 bytes.
+    it["bracket"] = S("b" * 1025)
+    with pytest.raises(ClientError) as e:
+        ddb.put_item(TableName=name, Item=it)
+    assert e.value.response["Error"]["Message"] == (
+        "One or more parameter values were invalid: Size limit exceeded "
+        "for Index Key bracket Actual Size: 1025 bytes Max Size: 1024 "
+        "bytes IndexName: matches")
     assert "Item" not in ddb.get_item(TableName=name, Key={
         "pk": S("m5000"), "sk": N(5000)})
 

@@ -187,13 +187,23 @@ def test_borrowing_lifts_a_partition_above_its_share(cluster, ddb):
         TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 20})
     with Writers(cluster, name, [("b", 24, 1)]) as w:
         time.sleep(4)  # lent within a round or two
+        # The status is a survey's snapshot of the owner's bucket, which
+        # can show the share for a moment (an ASSIGN of the table puts
+        # the bucket back to it until the next round lends again, within
+        # a second): read it until it shows the lend.
+        seen = []
+
+        def lifted():
+            seen.append(served(cluster, name, "b"))
+            return seen[-1]["write_ceiling"] > 15 or None
+        wait_until(lifted, timeout=10, what="the lent ceiling in the status")
+        p = seen[-1]
         thr0, ok0 = w.throttled.get("b", 0), w.ok.get("b", 0)
-        p = served(cluster, name, "b")
         time.sleep(3)
         thr1, ok1 = w.throttled.get("b", 0), w.ok.get("b", 0)
     assert thr1 == thr0, "throttled above its share, below the table's units"
     assert (ok1 - ok0) / 3 > 18, (ok0, ok1)
-    assert p["wcu_per_s"] > 15 and p["write_ceiling"] > 15, p
+    assert p["wcu_per_s"] > 15 and p["write_ceiling"] > 15, (p, seen)
     m = cluster.metrics(cluster.node_metrics[0])
     assert m[("kv_capacity_borrow_rounds_total", frozenset())] > 0
     # Offered far more than the table's units, it gets about them (the

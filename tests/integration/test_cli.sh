@@ -2,8 +2,8 @@
 # test_cli.sh — the AWS CLI (Debian's awscli 2.x) against a cluster this
 # script starts with cluster.py --serve (or the one KV_ENDPOINT names):
 # create-table, wait table-exists, put-item, get-item, describe-table,
-# list-tables (with the CLI's own pagination), delete-item, delete-table,
-# and one refused request. JSON answers are read with python3, not jq.
+# a query of a multi-attribute global index, list-tables (with the CLI's
+# own pagination), delete-item, delete-table, and one refused request. JSON answers are read with python3, not jq.
 # Prints one line per check and "N passed, N failed"; exits 1 on failure.
 set -u
 
@@ -185,6 +185,44 @@ if run describe-table describe-table --table-name "$T"; then
 		'd["Table"]["BillingModeSummary"]["BillingMode"]' "$WORK/out"
 fi
 
+# A GSI with multi-attribute keys (two HASH, two RANGE attributes),
+# queried on both partition key attributes and the first sort attribute.
+T3=cli3-$SUFFIX
+run create-table-multikey create-table --table-name "$T3" \
+	--attribute-definitions AttributeName=pk,AttributeType=S \
+	AttributeName=team,AttributeType=S AttributeName=season,AttributeType=N \
+	AttributeName=round,AttributeType=N AttributeName=game,AttributeType=S \
+	--key-schema AttributeName=pk,KeyType=HASH \
+	--billing-mode PAY_PER_REQUEST --global-secondary-indexes '[{
+	  "IndexName": "games", "Projection": {"ProjectionType": "KEYS_ONLY"},
+	  "KeySchema": [{"AttributeName": "team", "KeyType": "HASH"},
+	    {"AttributeName": "season", "KeyType": "HASH"},
+	    {"AttributeName": "round", "KeyType": "RANGE"},
+	    {"AttributeName": "game", "KeyType": "RANGE"}]}]' &&
+	expect create-table-multikey "HASH HASH RANGE RANGE" \
+		'" ".join(k["KeyType"] for k in d["TableDescription"]["GlobalSecondaryIndexes"][0]["KeySchema"])' \
+		"$WORK/out"
+run wait-table-exists-3 wait table-exists --table-name "$T3" &&
+	ok wait-table-exists-3
+for g in "a 10 x" "b 9 y" "c 10 w" "d 10 v"; do
+	set -- $g
+	run "put-item-multikey $1" put-item --table-name "$T3" --item \
+		"{\"pk\": {\"S\": \"$1\"}, \"team\": {\"S\": \"t\"}, \"season\": {\"N\": \"2026\"}, \"round\": {\"N\": \"$2\"}, \"game\": {\"S\": \"$3\"}}"
+done
+# Indexes are asynchronous: read until the three entries are there.
+for _ in $(seq 50); do
+	ddb query --table-name "$T3" --index-name games \
+		--key-condition-expression "team = :t AND season = :s AND #r = :r" \
+		--expression-attribute-names '{"#r": "round"}' \
+		--expression-attribute-values \
+		'{":t": {"S": "t"}, ":s": {"N": "2026"}, ":r": {"N": "10"}}' \
+		>"$WORK/out" 2>"$WORK/err" &&
+		[ "$(json 'd["Count"]' <"$WORK/out")" = 3 ] && break
+	sleep 0.1
+done
+expect query-multikey "['d', 'c', 'a']" \
+	'[i["pk"]["S"] for i in d["Items"]]' "$WORK/out"
+
 run list-tables list-tables &&
 	expect list-tables True "\"$T\" in d[\"TableNames\"] and \"$T2\" in d[\"TableNames\"]" \
 		"$WORK/out"
@@ -210,7 +248,7 @@ run delete-item delete-item --table-name "$T" \
 	expect delete-item-all-old "héllo" 'd["Attributes"]["v"]["S"]' \
 		"$WORK/out"
 
-for t in "$T" "$T2"; do
+for t in "$T" "$T2" "$T3"; do
 	run "delete-table $t" delete-table --table-name "$t" &&
 		expect "delete-table $t" DELETING \
 			'd["TableDescription"]["TableStatus"]' "$WORK/out"

@@ -297,8 +297,9 @@ def test_filter_may_not_name_an_index_key_attribute(ddb, loaded):
 
 def test_entries_follow_writes(ddb, unique):
     """Random puts, updates of single key attributes (an entry moves when
-    any of them changes), removals of one (the entry goes: sparse) and
-    deletes; the index then equals its table's projection."""
+    any of them changes), removals of one (the entry goes: sparse),
+    transactions and deletes; the index then equals its table's
+    projection."""
     name = "multikey-w-" + unique
     make_table(ddb, name)
     rnd = random.Random(SEED)
@@ -324,11 +325,19 @@ def test_entries_follow_writes(ddb, unique):
                             ExpressionAttributeNames={"#a": a},
                             ExpressionAttributeValues={":v": attrs[a](),
                                                        ":s": N(step)})
-        elif op < 0.85:
+        elif op < 0.8:
             a = rnd.choice(list(attrs))
             ddb.update_item(TableName=name, Key=key,
                             UpdateExpression="REMOVE #a",
                             ExpressionAttributeNames={"#a": a})
+        elif op < 0.9:
+            # Two items in one transaction: both entries, or neither.
+            j = (i + 1 + rnd.randrange(39)) % 40
+            ddb.transact_write_items(TransactItems=[
+                {"Put": {"TableName": name, "Item": dict(
+                    {"pk": S("k%d" % x), "sk": N(x), "score": N(step)},
+                    **{a: f() for a, f in attrs.items()})}}
+                for x in (i, j)])
         else:
             ddb.delete_item(TableName=name, Key=key)
     until_converged(ddb, name)

@@ -48,6 +48,7 @@
 #include "bus_exit.h"
 #include "config.h"
 #include "feed.h"
+#include "index_key.h"
 #include "metrics.h"
 #include "rpc.h"
 #include "survey.h"
@@ -188,6 +189,31 @@ index_lag(const config *cfg)
 	}
 }
 
+/*
+ * The names of tb's partition key (sort false) or sort key attributes,
+ * joined by '+' into buf: a GSI's table keeps one composed value for a
+ * multi-attribute key, whose attributes its base table's definition
+ * lists (core/index_key.h). Empty without a sort key.
+ */
+static void
+key_names(const catalog *c, const table *tb, bool sort, char *buf,
+    size_t len)
+{
+	const key_def *parts[INDEX_KEY_PARTS];
+	const key_def *own = sort ? &tb->range : &tb->hash;
+	size_t n = own->name != NULL, at = 0;
+	parts[0] = own;
+	const table *base = tb->base_id != 0 ? table_find_id(c, tb->base_id) :
+	    NULL;
+	for (size_t i = 0; base != NULL && i < base->n_indexes; i++)
+		if (base->indexes[i].table_id == tb->id)
+			n = index_key_parts(&base->indexes[i], sort, parts);
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && at < len; i++)
+		at += (size_t) snprintf(buf + at, len - at, "%s%s",
+		    i > 0 ? "+" : "", parts[i]->name);
+}
+
 static int
 status(config *cfg, rpc_client **nodes, members *mb)
 {
@@ -250,12 +276,14 @@ status(config *cfg, rpc_client **nodes, members *mb)
 		printf("  (none)\n");
 	for (size_t t = 0; t < resp.cat->n_tables; t++) {
 		const table *tb = &resp.cat->tables[t];
+		char hash[256], range[256];
+		key_names(resp.cat, tb, false, hash, sizeof(hash));
+		key_names(resp.cat, tb, true, range, sizeof(range));
 		printf("  %s  id=%u  %s  %s  hash=%s%s%s\n", tb->name, tb->id,
 		    status_name(tb->status),
 		    tb->billing == BILLING_PAY_PER_REQUEST ?
-		    "PAY_PER_REQUEST" : "PROVISIONED", tb->hash.name,
-		    tb->range.name != NULL ? " range=" : "",
-		    tb->range.name != NULL ? tb->range.name : "");
+		    "PAY_PER_REQUEST" : "PROVISIONED", hash,
+		    range[0] != '\0' ? " range=" : "", range);
 		printf("    %-5s %-39s %-5s %-6s %-6s %10s %12s\n", "part",
 		    "hash range", "node", "epoch", "owner", "items", "bytes");
 		for (size_t p = 0; p < tb->n_parts; p++) {

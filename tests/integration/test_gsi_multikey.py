@@ -138,6 +138,16 @@ def test_describe_lists_every_key_attribute(ddb, loaded):
     assert g["ItemCount"] == 2 * 2 * 3 * 3 * 3
 
 
+@pytest.mark.processes
+def test_status_names_every_key_attribute(cluster, loaded):
+    """./kv status lists the index's table with all its key attributes."""
+    name, _ = loaded
+    line = [ln for ln in cluster.admin("status").splitlines()
+            if ln.strip().startswith(name + "/matches ")]
+    assert len(line) == 1 and line[0].rstrip().endswith(
+        "hash=tournament+region range=round+bracket+match"), line
+
+
 def test_query_orders_by_each_sort_attribute_in_turn(ddb, loaded):
     name, items = loaded
     mine = [it for it in items if it["tournament"] == S("T1") and

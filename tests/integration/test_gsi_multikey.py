@@ -18,6 +18,7 @@ import os
 import random
 import sys
 import time
+import uuid
 
 import pytest
 from botocore.exceptions import ClientError
@@ -119,7 +120,7 @@ def keys_of(items):
 def loaded(cluster):
     """One table with the matches index, loaded and converged."""
     ddb = cluster.client()
-    name = "multikey-q"
+    name = "multikey-q-" + uuid.uuid4().hex[:8]
     make_table(ddb, name)
     items = load_matches(ddb, name)
     until_converged(ddb, name)

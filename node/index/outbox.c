@@ -178,8 +178,8 @@ index_check(const table *t, const value *item, char *msg, size_t msglen)
 			    v->len > max) {
 				snprintf(msg, msglen, "One or more parameter "
 				    "values were invalid: Size limit exceeded "
-				    "for Index Key %s Actual Size: %zu bytes Max "
-				    "Size: %zu bytes IndexName: %s",
+				    "for Index Key %s Actual Size: %zu bytes "
+				    "Max Size: %zu bytes IndexName: %s",
 				    keys[k]->name, v->len, max, d->name);
 				return false;
 			}

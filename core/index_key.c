@@ -23,6 +23,41 @@ index_key_parts(const index_def *d, bool sort,
 	return n + 1 < INDEX_KEY_PARTS ? n + 1 : INDEX_KEY_PARTS;
 }
 
+size_t
+index_key_all(const index_def *d, const key_def *keys[2 * INDEX_KEY_PARTS],
+    size_t *nh)
+{
+	size_t h = index_key_parts(d, false, keys);
+	if (nh != NULL)
+		*nh = h;
+	return h + index_key_parts(d, true, keys + h);
+}
+
+/* Whether s names name[0..n). */
+static bool
+same_name(const char *s, const char *name, size_t n)
+{
+	return s != NULL && strlen(s) == n && memcmp(s, name, n) == 0;
+}
+
+bool
+index_projects(const table *t, const index_def *d, const char *name,
+    size_t n)
+{
+	const key_def *keys[2 * INDEX_KEY_PARTS];
+	if (d->projection == PROJECT_ALL || same_name(t->hash.name, name, n) ||
+	    same_name(t->range.name, name, n))
+		return true;
+	for (size_t i = 0, nk = index_key_all(d, keys, NULL); i < nk; i++)
+		if (same_name(keys[i]->name, name, n))
+			return true;
+	for (size_t i = 0; d->projection == PROJECT_INCLUDE &&
+	    i < d->n_include; i++)
+		if (same_name(d->include[i], name, n))
+			return true;
+	return false;
+}
+
 kv_err
 index_key_compose(const value *const *vals, size_t n, arena *a, value *out)
 {

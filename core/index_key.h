@@ -36,6 +36,22 @@
 size_t index_key_parts(const index_def *d, bool sort,
     const key_def *parts[INDEX_KEY_PARTS]);
 
+/*
+ * index_key_all puts the attributes of d's partition key, then those of
+ * its sort key, in keys[0..n), and returns n; *nh (when not NULL) is how
+ * many are the partition key's.
+ */
+size_t index_key_all(const index_def *d,
+    const key_def *keys[2 * INDEX_KEY_PARTS], size_t *nh);
+
+/*
+ * index_projects reports whether index d of table t projects the
+ * top-level attribute name[0..n): with ALL every one; else the table's
+ * keys, the index's key attributes and (INCLUDE) its NonKeyAttributes.
+ */
+bool index_projects(const table *t, const index_def *d, const char *name,
+    size_t n);
+
 /* index_key_multi reports whether that key has several attributes. */
 static inline bool
 index_key_multi(const index_def *d, bool sort)

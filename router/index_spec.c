@@ -964,8 +964,7 @@ existing_key(const table *t, const char *name, const char **role)
 	for (size_t i = 0; i <= t->n_indexes; i++) {
 		if (i > 0) {
 			const index_def *d = &t->indexes[i - 1];
-			nh = index_key_parts(d, false, k);
-			nr = index_key_parts(d, true, k + nh);
+			nr = index_key_all(d, k, &nh) - nh;
 		}
 		for (size_t r = 0; r < nh + nr; r++) {
 			if (k[r]->name != NULL && strcmp(k[r]->name, name) == 0) {
@@ -1225,8 +1224,7 @@ index_spec_key_schema(const index_def *d)
 {
 	const key_def *k[2 * INDEX_KEY_PARTS];
 	json_t *ks = json_array();
-	size_t nh = index_key_parts(d, false, k);
-	size_t n = nh + index_key_parts(d, true, k + nh);
+	size_t nh, n = index_key_all(d, k, &nh);
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(ks, json_pack("{s:s,s:s}",
 		    "AttributeName", k[i]->name, "KeyType", i < nh ? "HASH" :

@@ -144,8 +144,7 @@ index_check(const table *t, const value *item, char *msg, size_t msglen)
 		const key_def *keys[2 * INDEX_KEY_PARTS];
 		if (!index_kept_global(d) && !d->local)
 			continue;
-		size_t nh = index_key_parts(d, false, keys);
-		size_t nk = nh + index_key_parts(d, true, keys + nh);
+		size_t nh, nk = index_key_all(d, keys, &nh);
 		for (size_t k = 0; k < nk; k++) {
 			const value *v = index_attr_of(item, keys[k]);
 			if (v == NULL)
@@ -214,13 +213,6 @@ entry_key(const table *t, const index_def *d, const value *item, arena *a,
 	    key, len);
 }
 
-static bool
-named(const attr *at, const char *name)
-{
-	return name != NULL && strlen(name) == at->name_len &&
-	    memcmp(at->name, name, at->name_len) == 0;
-}
-
 kv_err
 index_project(const table *t, const index_def *d, const value *item,
     arena *a, value *out)
@@ -236,16 +228,7 @@ index_project(const table *t, const index_def *d, const value *item,
 		return KV_ENOMEM;
 	for (size_t i = 0; i < item->len; i++) {
 		const attr *at = &item->u.attrs[i];
-		bool in = named(at, t->hash.name) || named(at, t->range.name) ||
-		    named(at, d->hash.name) || named(at, d->range.name);
-		for (size_t j = 0; !in && j < d->n_hmore; j++)
-			in = named(at, d->hmore[j].name);
-		for (size_t j = 0; !in && j < d->n_rmore; j++)
-			in = named(at, d->rmore[j].name);
-		for (size_t j = 0; !in && d->projection == PROJECT_INCLUDE &&
-		    j < d->n_include; j++)
-			in = named(at, d->include[j]);
-		if (in)
+		if (index_projects(t, d, at->name, at->name_len))
 			keep[k++] = *at;
 	}
 	*out = (value) { .type = VAL_M, .len = k, .u.attrs = keep };

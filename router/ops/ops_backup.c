@@ -611,8 +611,7 @@ restore_spec(api_ctx *c, json_t *body, const backup_rec *b,
 			d.rcu = t->rcu, d.wcu = t->wcu;
 		idx[t->n_indexes++] = d;
 		const key_def *k[2 * INDEX_KEY_PARTS];
-		size_t nk = index_key_parts(&d, false, k);
-		nk += index_key_parts(&d, true, k + nk);
+		size_t nk = index_key_all(&d, k, NULL);
 		for (size_t j = 0; j < nk; j++)
 			keep_def(t, src, k[j]->name);
 	}

@@ -254,8 +254,7 @@ read_keys(const table *qt, const table *t, const index_def *d,
 	const key_def *all[2 * INDEX_KEY_PARTS + 4];
 	size_t n = 0, k = 0;
 	if (d != NULL) {
-		n = index_key_parts(d, false, all);
-		n += index_key_parts(d, true, all + n);
+		n = index_key_all(d, all, NULL);
 	} else {
 		all[n++] = &qt->hash;
 		all[n++] = &qt->range;
@@ -413,39 +412,13 @@ esk_in_query(const read_req *r, const value *pk, const value *epk,
 	return true;
 }
 
-/* Whether index d of t projects the top-level attribute name[0..n). */
-static bool
-projects(const table *t, const index_def *d, const char *name, size_t n)
-{
-	const char *keys[4] = { t->hash.name, t->range.name, d->hash.name,
-	    d->range.name };
-	if (d->projection == PROJECT_ALL)
-		return true;
-	for (int i = 0; i < 4; i++)
-		if (keys[i] != NULL && strlen(keys[i]) == n &&
-		    memcmp(keys[i], name, n) == 0)
-			return true;
-	for (size_t i = 0; i < d->n_hmore + d->n_rmore; i++) {
-		const char *k = i < d->n_hmore ? d->hmore[i].name :
-		    d->rmore[i - d->n_hmore].name;
-		if (strlen(k) == n && memcmp(k, name, n) == 0)
-			return true;
-	}
-	for (size_t i = 0; d->projection == PROJECT_INCLUDE &&
-	    i < d->n_include; i++)
-		if (strlen(d->include[i]) == n &&
-		    memcmp(d->include[i], name, n) == 0)
-			return true;
-	return false;
-}
-
 /* Whether o names an attribute index d of t does not project. */
 static bool
 operand_outside(const table *t, const index_def *d, const expr_operand *o)
 {
 	if (o->kind == EXPR_OPND_PATH) {
 		const expr_path_elem *e = &o->path.elems[0];
-		return e->name != NULL && !projects(t, d, e->name,
+		return e->name != NULL && !index_projects(t, d, e->name,
 		    e->name_len);
 	}
 	for (size_t i = 0; o->kind == EXPR_OPND_FUNC && i < o->nargs; i++)
@@ -481,7 +454,8 @@ wants_fetch(const table *t, const index_def *d, const read_req *r)
 		return true;
 	for (size_t i = 0; r->x.proj != NULL && i < r->x.proj->n; i++) {
 		const expr_path_elem *e = &r->x.proj->paths[i].elems[0];
-		if (e->name != NULL && !projects(t, d, e->name, e->name_len))
+		if (e->name != NULL && !index_projects(t, d, e->name,
+		    e->name_len))
 			return true;
 	}
 	return r->x.filter != NULL && cond_outside(t, d, r->x.filter);
@@ -587,30 +561,30 @@ esk_storage_key(api_ctx *c, const table *t, const table *qt,
 			    strlen(keys[i]->name));
 			ok = v != NULL && v->type == keys[i]->type;
 		}
-		value *iv = arena_alloc(c->a, 2 * sizeof(*iv));
-		if (iv == NULL) {
-			errors_from_kv(out, KV_ENOMEM);
-			return NULL;
-		}
-		if (ok && r->gsi != NULL) {
-			/* Every attribute is there with its type. */
-			ok = index_key_value(r->gsi, false, esk, c->a, &iv[0]) >
-			    0 && (r->gsi->range.name == NULL ||
-			    index_key_value(r->gsi, true, esk, c->a,
-			    &iv[1]) > 0);
-			*pk = &iv[0];
-			sk = r->gsi->range.name != NULL ? &iv[1] : NULL;
-		} else if (ok) {
-			*pk = item_attr(esk, qt->hash.name,
-			    strlen(qt->hash.name));
-			sk = qt->range.name == NULL ? NULL : item_attr(esk,
-			    qt->range.name, strlen(qt->range.name));
-		}
 		if (!ok) {
 			errors_reply(out, ERR_VALIDATION, "The provided starting "
 			    "key is invalid: The provided key element does not "
 			    "match the schema");
 			return NULL;
+		}
+		if (r->gsi != NULL) {
+			/* Every attribute is there with its type, so only
+			 * memory can fail (core/index_key.h). */
+			value *iv = arena_alloc(c->a, 2 * sizeof(*iv));
+			if (iv == NULL || index_key_value(r->gsi, false, esk,
+			    c->a, &iv[0]) < 0 || (r->gsi->range.name != NULL &&
+			    index_key_value(r->gsi, true, esk, c->a, &iv[1]) <
+			    0)) {
+				errors_from_kv(out, KV_ENOMEM);
+				return NULL;
+			}
+			*pk = &iv[0];
+			sk = r->gsi->range.name != NULL ? &iv[1] : NULL;
+		} else {
+			*pk = item_attr(esk, qt->hash.name,
+			    strlen(qt->hash.name));
+			sk = qt->range.name == NULL ? NULL : item_attr(esk,
+			    qt->range.name, strlen(qt->range.name));
 		}
 		bpk = item_attr(esk, t->hash.name, strlen(t->hash.name));
 		bsk = t->range.name == NULL ? NULL : item_attr(esk,
@@ -677,8 +651,7 @@ filter_keys_refused(json_t *body, const table *t, const read_req *r,
 	const key_def *keys[2 * INDEX_KEY_PARTS];
 	size_t nk = 0;
 	if (r->gsi != NULL) {
-		nk = index_key_parts(r->gsi, false, keys);
-		nk += index_key_parts(r->gsi, true, keys + nk);
+		nk = index_key_all(r->gsi, keys, NULL);
 	} else {
 		keys[nk++] = &t->hash;
 		if (t->range.name != NULL)
@@ -735,7 +708,7 @@ typedef struct sort_space {
  * key values equal to v, or with prefix those that begin with v (S or
  * B), and returns its length: every key of those values begins with it.
  * Without v (multi only), the first key of the values that begin with
- * the fixed attributes. NULL without memory.
+ * the fixed attributes. 0 without memory.
  */
 static size_t
 sort_bound(api_ctx *c, const sort_space *s, const value *v, bool prefix,
@@ -961,10 +934,14 @@ query_bounds(api_ctx *c, const table *t, const read_req *r,
 		return errors_from_kv(out, KV_ENOMEM), false;
 	keyenc_collection(t->id, r->local, pk, coll);
 	ss.coll = coll;
-	b->lol = ss.multi && rk != NULL ? sort_bound(c, &ss, NULL, false,
-	    b->lo) : (memcpy(b->lo, coll, ss.cl), ss.cl);
-	if (b->lol == 0)
-		return errors_from_kv(out, KV_ENOMEM), false;
+	if (ss.multi && rk != NULL) {
+		/* The keys that begin with the fixed attributes. */
+		if ((b->lol = sort_bound(c, &ss, NULL, false, b->lo)) == 0)
+			return errors_from_kv(out, KV_ENOMEM), false;
+	} else {
+		memcpy(b->lo, coll, ss.cl);
+		b->lol = ss.cl;
+	}
 	memcpy(b->hi, b->lo, b->lol);
 	b->hil = successor(b->hi, b->lol);
 	if (rk == NULL)

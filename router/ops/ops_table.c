@@ -807,8 +807,7 @@ send_index_change(api_ctx *c, const char *name, billing_mode billing,
 		 * request's (ack-api-quirks DDB-TABLE-162).
 		 */
 		const key_def *k[2 * INDEX_KEY_PARTS];
-		size_t nk = index_key_parts(&ch->def, false, k);
-		nk += index_key_parts(&ch->def, true, k + nk);
+		size_t nk = index_key_all(&ch->def, k, NULL);
 		for (size_t i = 0; i < nk; i++)
 			defs[t.n_attr_defs++] = *k[i];
 		t.attr_defs = defs;

@@ -108,15 +108,20 @@ MEMBER_LINE = re.compile(r"^(node|router) (\d+) \(gaps (\d+), fetches "
 def feed_counts(cluster, since=0):
     """{member: {"gaps", "fetches", "changes"}} from kv-admin feed-lag
     (every subscriber: routers and nodes but node 0; changes counts the
-    arrivals after `since` the member still remembers)."""
-    out = {}
-    for line in cluster.admin("feed-lag", "--since", since).splitlines():
-        m = MEMBER_LINE.match(line)
-        if m:
-            out[(m.group(1), int(m.group(2)))] = {
-                "gaps": int(m.group(3)), "fetches": int(m.group(4)),
-                "changes": int(m.group(5))}
-    return out
+    arrivals after `since` the member still remembers). A member whose
+    survey answer came too late is missing from a reading: read again
+    until every subscriber answered."""
+    def read():
+        out = {}
+        for line in cluster.admin("feed-lag", "--since",
+                                  since).splitlines():
+            m = MEMBER_LINE.match(line)
+            if m:
+                out[(m.group(1), int(m.group(2)))] = {
+                    "gaps": int(m.group(3)), "fetches": int(m.group(4)),
+                    "changes": int(m.group(5))}
+        return out if all(k in out for k in subscribers(cluster)) else None
+    return wait_until(read, 10, 0.05, "every subscriber's feed counters")
 
 
 def subscribers(cluster):

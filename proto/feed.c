@@ -1,12 +1,16 @@
 /*
  * feed.c — the catalog feed (see feed.h).
  *
- * Publisher. Locking rule: `mu` guards the socket (a disconnect fault
- * closes and reopens it), the version the heartbeat announces and the
- * drop count; a change is diffed outside it and sent under it, so the
- * heartbeat never announces a version whose change is still unsent. nng's
- * PUB never blocks a sender: a subscriber that cannot keep up loses
- * messages, which it sees as a gap.
+ * Publisher. Locking rule: `mu` guards the socket handle and `open`,
+ * the version the heartbeat announces and the drop count; a change is
+ * diffed outside it and sent under it, so the heartbeat never announces a
+ * version whose change is still unsent. nng's PUB never blocks a sender:
+ * a subscriber that cannot keep up loses messages, which it sees as a
+ * gap. A disconnect fault (serialized by `fault_mu`) takes the socket out
+ * under `mu` and closes it, waits and listens anew outside it, then puts
+ * the new socket in under `mu`: closing and listening wait on nng and on
+ * the listener guard (bus_guard.c), and the heartbeat and every publish,
+ * which take `mu`, must not wait with them.
  *
  * Subscriber. Its thread alone receives, applies and fetches; `mu`
  * guards only `cur`, which feed_sub_copy reads from other threads. The
@@ -41,6 +45,7 @@
 
 struct feed_pub {
 	pthread_mutex_t mu;
+	pthread_mutex_t fault_mu; /* one disconnect fault at a time */
 	pthread_cond_t cv;   /* wakes the heartbeat to stop */
 	nng_socket sock;
 	bool open;           /* sock is open (not while disconnected) */
@@ -51,21 +56,19 @@ struct feed_pub {
 	char url[256];
 };
 
+/* Opens a PUB socket listening on url into *out. */
 static kv_err
-pub_listen_locked(feed_pub *p)
+pub_listen(const char *url, nng_socket *out)
 {
-	int rv = nng_pub0_open(&p->sock);
+	int rv = nng_pub0_open(out);
 	if (rv != 0)
 		return bus_err(rv);
-	kv_err e = bus_setup(p->sock);
+	kv_err e = bus_setup(*out);
 	if (e == KV_OK)
-		e = bus_listen(p->sock, p->url, "catalog feed");
-	if (e != KV_OK) {
-		nng_close(p->sock);
-		return e;
-	}
-	p->open = true;
-	return KV_OK;
+		e = bus_listen(*out, url, "catalog feed");
+	if (e != KV_OK)
+		nng_close(*out);
+	return e;
 }
 
 /* Sends bytes as one message. Needs mu. */
@@ -127,8 +130,10 @@ feed_pub_open(const char *url, uint64_t version, feed_pub **out)
 	strcpy(p->url, url);
 	p->version = version;
 	pthread_mutex_init(&p->mu, NULL);
+	pthread_mutex_init(&p->fault_mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
-	kv_err rv = pub_listen_locked(p);
+	kv_err rv = pub_listen(p->url, &p->sock);
+	p->open = rv == KV_OK;
 	if (rv == KV_OK && pthread_create(&p->hb, NULL, heartbeat_run, p) !=
 	    0) {
 		bus_unlisten(p->sock);
@@ -137,6 +142,7 @@ feed_pub_open(const char *url, uint64_t version, feed_pub **out)
 	}
 	if (rv != KV_OK) {
 		pthread_mutex_destroy(&p->mu);
+		pthread_mutex_destroy(&p->fault_mu);
 		pthread_cond_destroy(&p->cv);
 		free(p);
 		return rv;
@@ -220,22 +226,46 @@ feed_pub_drop(feed_pub *p, uint32_t n)
 	pthread_mutex_unlock(&p->mu);
 }
 
-kv_err
-feed_pub_disconnect(feed_pub *p, uint32_t ms)
+/* Listening anew after a disconnect fault: tries, this long apart (the
+ * address can still be held for a moment by the socket just closed). */
+#define RELISTEN_TRIES 20
+#define RELISTEN_STEP_MS 100
+
+static void
+sleep_ms(uint32_t ms)
 {
-	pthread_mutex_lock(&p->mu);
-	if (p->open) {
-		bus_unlisten(p->sock);
-		nng_close(p->sock);
-		p->open = false;
-	}
-	pthread_mutex_unlock(&p->mu);
 	struct timespec ts = { .tv_sec = ms / 1000,
 		.tv_nsec = (long) (ms % 1000) * 1000000L };
 	nanosleep(&ts, NULL);
+}
+
+kv_err
+feed_pub_disconnect(feed_pub *p, uint32_t ms)
+{
+	pthread_mutex_lock(&p->fault_mu);
 	pthread_mutex_lock(&p->mu);
-	kv_err rv = p->open ? KV_OK : pub_listen_locked(p);
+	bool was_open = p->open;
+	nng_socket old = p->sock;
+	p->open = false; /* sends are skipped from here on */
 	pthread_mutex_unlock(&p->mu);
+	if (was_open) {
+		bus_unlisten(old);
+		nng_close(old);
+	}
+	sleep_ms(ms);
+	nng_socket s;
+	kv_err rv = pub_listen(p->url, &s);
+	for (int i = 1; i < RELISTEN_TRIES && rv == KV_IO; i++) {
+		sleep_ms(RELISTEN_STEP_MS);
+		rv = pub_listen(p->url, &s);
+	}
+	if (rv == KV_OK) {
+		pthread_mutex_lock(&p->mu);
+		p->sock = s;
+		p->open = true;
+		pthread_mutex_unlock(&p->mu);
+	}
+	pthread_mutex_unlock(&p->fault_mu);
 	return rv;
 }
 
@@ -249,12 +279,15 @@ feed_pub_close(feed_pub *p)
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
 	pthread_join(p->hb, NULL);
+	pthread_mutex_lock(&p->fault_mu); /* a fault under way ends first */
+	pthread_mutex_unlock(&p->fault_mu);
 	/* At exit the socket stays open to the end (bus_exit.h). */
 	if (p->open && !bus_exit_started()) {
 		bus_unlisten(p->sock);
 		nng_close(p->sock);
 	}
 	pthread_mutex_destroy(&p->mu);
+	pthread_mutex_destroy(&p->fault_mu);
 	pthread_cond_destroy(&p->cv);
 	free(p);
 }

@@ -35,6 +35,34 @@ rate_for(uint64_t ceiling, uint64_t prov, uint32_t parts, bool *binds)
 	return ceil_r;
 }
 
+/* A wanted rate kept between the share and the ceiling. */
+static int64_t
+between(int64_t want, uint64_t ceiling, uint64_t prov, uint32_t parts,
+    bool *binds)
+{
+	int64_t share = rate_for(ceiling, prov, parts, binds);
+	int64_t ceil_r = bucket_rate_micro(ceiling, 1);
+	if (want < share)
+		want = share;
+	if (want > ceil_r)
+		want = ceil_r;
+	*binds = want < ceil_r;
+	return want;
+}
+
+/* A rate of units per second in micro half-units (bucket.h). */
+static int64_t
+wanted(double units)
+{
+	return (int64_t) (units * 2 * BUCKET_MICRO);
+}
+
+/*
+ * A lend not yet over outlives a new configuration (an ASSIGN of any of
+ * the table's partitions reconfigures them all): its rates are kept,
+ * between the new share and the ceiling, until it ends. Forgetting it
+ * would throttle a borrowing partition at its share until the next round.
+ */
 void
 throttle_configure(node *n, part *p, uint64_t rcu, uint64_t wcu,
     uint32_t table_parts, bool first)
@@ -46,11 +74,21 @@ throttle_configure(node *n, part *p, uint64_t rcu, uint64_t wcu,
 	p->prov_rcu = rcu;
 	p->prov_wcu = wcu;
 	p->table_parts = table_parts;
-	int64_t rr = rate_for(c->partition_rcu, rcu, table_parts,
-	    &p->rd_prov_binds);
-	int64_t wr = rate_for(c->partition_wcu, wcu, table_parts,
-	    &p->wr_prov_binds);
-	p->borrow_until_ns = 0; /* the next round lends again */
+	int64_t rr, wr;
+	bool lent = !first && p->borrow_until_ns > now && (rcu != 0 ||
+	    wcu != 0);
+	if (lent) {
+		rr = between(p->rd_lent, c->partition_rcu, rcu, table_parts,
+		    &p->rd_prov_binds);
+		wr = between(p->wr_lent, c->partition_wcu, wcu, table_parts,
+		    &p->wr_prov_binds);
+	} else {
+		rr = rate_for(c->partition_rcu, rcu, table_parts,
+		    &p->rd_prov_binds);
+		wr = rate_for(c->partition_wcu, wcu, table_parts,
+		    &p->wr_prov_binds);
+		p->borrow_until_ns = 0;
+	}
 	if (first) {
 		bucket_init(&p->rd, rr, c->burst_seconds, now);
 		bucket_init(&p->wr, wr, c->burst_seconds, now);
@@ -61,22 +99,6 @@ throttle_configure(node *n, part *p, uint64_t rcu, uint64_t wcu,
 	pthread_mutex_unlock(&p->cap_mu);
 }
 
-/* A rate of units per second, kept between the share and the ceiling. */
-static int64_t
-between(double units, uint64_t ceiling, uint64_t prov, uint32_t parts,
-    bool *binds)
-{
-	int64_t share = rate_for(ceiling, prov, parts, binds);
-	int64_t ceil_r = bucket_rate_micro(ceiling, 1);
-	int64_t want = (int64_t) (units * 2 * BUCKET_MICRO);
-	if (want < share)
-		want = share;
-	if (want > ceil_r)
-		want = ceil_r;
-	*binds = want < ceil_r;
-	return want;
-}
-
 void
 throttle_borrow(node *n, part *p, double rd_units, double wr_units,
     int64_t until_ns)
@@ -85,12 +107,14 @@ throttle_borrow(node *n, part *p, double rd_units, double wr_units,
 	const config *c = &n->cfg;
 	pthread_mutex_lock(&p->cap_mu);
 	if (p->prov_rcu != 0 || p->prov_wcu != 0) {
-		int64_t rr = between(rd_units, c->partition_rcu, p->prov_rcu,
-		    p->table_parts, &p->rd_prov_binds);
-		int64_t wr = between(wr_units, c->partition_wcu, p->prov_wcu,
-		    p->table_parts, &p->wr_prov_binds);
+		int64_t rr = between(wanted(rd_units), c->partition_rcu,
+		    p->prov_rcu, p->table_parts, &p->rd_prov_binds);
+		int64_t wr = between(wanted(wr_units), c->partition_wcu,
+		    p->prov_wcu, p->table_parts, &p->wr_prov_binds);
 		bucket_set_rate(&p->rd, rr, c->burst_seconds, now);
 		bucket_set_rate(&p->wr, wr, c->burst_seconds, now);
+		p->rd_lent = rr;
+		p->wr_lent = wr;
 		p->borrow_until_ns = until_ns;
 	}
 	pthread_mutex_unlock(&p->cap_mu);

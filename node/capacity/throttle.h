@@ -37,7 +37,9 @@ int64_t throttle_now_ns(void);
  * throttle_configure sets p's rates from the node's ceilings and the
  * table's throughput (billing provisioned with rcu/wcu over table_parts
  * partitions, or on demand with rcu = wcu = 0). The first call starts
- * empty buckets; later calls keep the credit (bucket_set_rate).
+ * empty buckets; later calls keep the credit (bucket_set_rate) and a
+ * lend not yet over (throttle_borrow), between the new share and the
+ * ceiling.
  */
 void throttle_configure(node *n, part *p, uint64_t rcu, uint64_t wcu,
     uint32_t table_parts, bool first);

@@ -188,9 +188,8 @@ def test_borrowing_lifts_a_partition_above_its_share(cluster, ddb):
     with Writers(cluster, name, [("b", 24, 1)]) as w:
         time.sleep(4)  # lent within a round or two
         # The status is a survey's snapshot of the owner's bucket, which
-        # can show the share for a moment (an ASSIGN of the table puts
-        # the bucket back to it until the next round lends again, within
-        # a second): read it until it shows the lend.
+        # shows the share until the first round has lent: read it until
+        # it shows the lend.
         seen = []
 
         def lifted():

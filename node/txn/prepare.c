@@ -389,12 +389,26 @@ txn_prepare_serve(node *n, const rpc_request *req, arena *a,
 	 * of a table with local indexes (write_commits): those are prepared
 	 * and then committed one by one, as the others' are.
 	 */
-	const table **its = arena_alloc(a, (nx + 1) * sizeof(*its));
-	bool now = its != NULL && req->limit == RPC_TXN_COMMIT;
-	for (size_t i = 0; now && i < nx; i++)
-		now = index_view_known(n, xs[i].req.table_id, &its[i]) &&
-		    (nx == 1 || its[i] == NULL || !table_has_local(its[i]));
 	uint32_t outcome = 0;
+	const table **its = arena_alloc(a, (nx + 1) * sizeof(*its));
+	if (its == NULL) {
+		resp->code = KV_ENOMEM;
+		goto unview;
+	}
+	/*
+	 * A view that cannot tell an action's table's indexes (none yet, or
+	 * older than the table's last ASSIGN) could not check the item's
+	 * index keys, nor the collection's size: as a write, the prepare
+	 * waits for it (STALE_ROUTE: the router starts over).
+	 */
+	for (size_t i = 0; i < nx; i++)
+		if (!index_view_known(n, xs[i].req.table_id, &its[i])) {
+			resp->code = KV_STALE_ROUTE;
+			goto unview;
+		}
+	bool now = req->limit == RPC_TXN_COMMIT;
+	for (size_t i = 0; now && i < nx; i++)
+		now = nx == 1 || its[i] == NULL || !table_has_local(its[i]);
 	pthread_rwlock_rdlock(&n->parts.lock);
 	resp->code = KV_OK;
 	for (size_t i = 0; i < nx && resp->code == KV_OK; i++) {
@@ -459,6 +473,7 @@ txn_prepare_serve(node *n, const rpc_request *req, arena *a,
 			    xs[i].out.old_size, xs[i].out.new_size));
 unlock_map:
 	pthread_rwlock_unlock(&n->parts.lock);
+unview:
 	if (n->gsi != NULL)
 		index_view_unlock(n);
 	store_batch_fini(&b);

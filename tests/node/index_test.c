@@ -19,6 +19,7 @@
 #include "bytes.h"
 #include "index.h"
 #include "index/index_int.h"
+#include "txn.h"
 #include "verbs_fixture.h"
 
 static void
@@ -290,6 +291,38 @@ Test(index, no_view_no_write_to_an_indexed_node)
 	cr_assert_eq(put(&it, RPC_RETURN_NONE).code, KV_STALE_ROUTE);
 	index_view_install(N, view_with_index());
 	cr_assert_eq(put(&it, RPC_RETURN_NONE).code, KV_OK);
+	itm_fini(&it);
+}
+
+Test(index, no_view_no_transaction_on_an_indexed_node)
+{
+	itm it;
+	uint8_t *buf;
+	size_t len;
+	const uint8_t *subs[1];
+	const char *got[4];
+	cr_assert_eq(txn_open(N), KV_OK);
+	cr_assert_eq(assign(&T2), KV_OK);
+	make_itm(&it, &T2, "item", "x");
+	rpc_request act = item_req(RPC_PUT, &it, epoch_of(&it),
+	    RPC_RETURN_NONE);
+	cr_assert_eq(wire_pack_request(&act, &buf, &len), KV_OK);
+	subs[0] = buf;
+	rpc_request prep = { .op = RPC_TXN_PREPARE, .txn = 5, .node = 0,
+		.subs = subs, .sub_lens = &len, .n_subs = 1,
+		.limit = RPC_TXN_COMMIT };
+	/* Without a view the node cannot check the item's index keys nor
+	 * give it its records: the prepare waits, as a write does. */
+	rpc_response r0 = call(&prep);
+	cr_assert_eq(r0.code, KV_STALE_ROUTE, "%s", kv_err_name(r0.code));
+	index_view_install(N, view_with_index());
+	cr_assert_eq(call(&prep).code, KV_OK);
+	size_t n = 0;
+	for (int i = 0; i < 200 && (n = entries(&T, got, 4)) == 0; i++)
+		usleep(10 * 1000);
+	cr_assert_eq(n, 1, "the entry did not arrive in 2 s");
+	txn_close(N);
+	free(buf);
 	itm_fini(&it);
 }
 

@@ -1318,10 +1318,13 @@ put_buffered(const char *k, const char *v)
  * would inherit the test process's threads' locks (the sanitizers'
  * allocator among them) and could wait on one for ever. So the test
  * re-executes this binary with KV_STORE_KILL_CHILD naming the directory,
- * and this constructor does the writes before criterion starts, then
- * kills itself with SIGKILL so that nothing of it runs after its last
- * call. Any other end is an exit code the test reports.
+ * and main, below, does the writes before criterion starts, then kills
+ * itself with SIGKILL so that nothing of it runs after its last call. Any
+ * other end is an exit code the test reports. (Not a constructor: RocksDB
+ * is linked in, and its static objects are built after this file's.)
  */
+extern char **environ;
+
 static int
 put_raw(const char *k, const char *v, bool buffered)
 {
@@ -1336,7 +1339,7 @@ put_raw(const char *k, const char *v, bool buffered)
 	return err == KV_OK ? 0 : -1;
 }
 
-__attribute__((constructor)) static void
+static void
 kill_child(void)
 {
 	const char *d = getenv("KV_STORE_KILL_CHILD");
@@ -1373,14 +1376,28 @@ Test(store, rocks_kill_keeps_written_and_flushed_batches)
 	 */
 	strcpy(dir, "/tmp/kv-store-test-XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
+	/* The child's environment: this one's but criterion's sandbox
+	 * variables (with them its start would take it for a worker of
+	 * this process), and the directory. */
+	size_t ne = 0, k = 0;
+	while (environ[ne] != NULL)
+		ne++;
+	char **envp = calloc(ne + 2, sizeof(char *));
+	char var[sizeof(dir) + 32];
+	cr_assert_not_null(envp);
+	snprintf(var, sizeof(var), "KV_STORE_KILL_CHILD=%s", dir);
+	for (size_t i = 0; i < ne; i++)
+		if (strncmp(environ[i], "BXFI_", 5) != 0)
+			envp[k++] = environ[i];
+	envp[k++] = var;
 	pid_t pid = fork();
 	cr_assert_neq(pid, -1);
 	if (pid == 0) {
 		char *argv[] = { "store-kill-child", NULL };
-		setenv("KV_STORE_KILL_CHILD", dir, 1);
-		execv("/proc/self/exe", argv);
+		execve("/proc/self/exe", argv, envp);
 		_exit(2);
 	}
+	free(envp);
 	/* Bounded: a child that never ends is a failure, not a hang. */
 	int st = 0;
 	pid_t got = 0;
@@ -1461,4 +1478,17 @@ Test(store, rocks_open_failure_is_io_with_reason)
 	    KV_IO);
 	cr_assert_null(s);
 	cr_assert_neq(why[0], '\0', "the reason should be filled in");
+}
+
+/* criterion's own main, after the kill test's child (kill_child). */
+int
+main(int argc, char *argv[])
+{
+	kill_child();
+	struct criterion_test_set *tests = criterion_initialize();
+	int result = 0;
+	if (criterion_handle_args(argc, argv, true))
+		result = !criterion_run_all_tests(tests);
+	criterion_finalize(tests);
+	return result;
 }

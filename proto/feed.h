@@ -57,8 +57,9 @@ kv_err feed_pub_change(feed_pub *p, const catalog *old, const catalog *cur);
  * changes are not sent (subscribers see a gap). feed_pub_disconnect:
  * closes the socket, which breaks every subscriber's connection, and
  * listens again after ms; changes and heartbeats meanwhile are lost.
- * KV_OK, or the error of listening again (the publisher then stays
- * closed and says so on stderr).
+ * KV_OK, or the error of listening again (an address still taken is
+ * tried again for up to 2 s; the publisher then stays closed and says so
+ * on stderr).
  */
 void feed_pub_drop(feed_pub *p, uint32_t n);
 kv_err feed_pub_disconnect(feed_pub *p, uint32_t ms);

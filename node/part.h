@@ -105,7 +105,7 @@ typedef struct part {
 	uint32_t table_parts;        /* partitions sharing them */
 	bool rd_prov_binds, wr_prov_binds; /* share below the ceiling */
 	int64_t borrow_until_ns; /* rates above the share until then; 0: none */
-	int64_t rd_lent, wr_lent; /* the rates lent until then (micro-units) */
+	int64_t rd_lent, wr_lent; /* the rates a lend asks for (micro-units) */
 	heat heat; /* guarded by cap_mu (heat.h) */
 	/* A move of this partition away (move.h), guarded by mu. */
 	uint64_t move_id; /* 0: none */

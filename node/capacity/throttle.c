@@ -58,6 +58,35 @@ wanted(double units)
 }
 
 /*
+ * Sets p's buckets (starts them when init) to what its state says: the
+ * share, or while a lend lasts (borrow_until_ns) its rates kept between
+ * the share and the ceiling. Needs cap_mu.
+ */
+static void
+rates_locked(const config *c, part *p, bool init, int64_t now)
+{
+	int64_t rr, wr;
+	if (p->borrow_until_ns != 0) {
+		rr = between(p->rd_lent, c->partition_rcu, p->prov_rcu,
+		    p->table_parts, &p->rd_prov_binds);
+		wr = between(p->wr_lent, c->partition_wcu, p->prov_wcu,
+		    p->table_parts, &p->wr_prov_binds);
+	} else {
+		rr = rate_for(c->partition_rcu, p->prov_rcu, p->table_parts,
+		    &p->rd_prov_binds);
+		wr = rate_for(c->partition_wcu, p->prov_wcu, p->table_parts,
+		    &p->wr_prov_binds);
+	}
+	if (init) {
+		bucket_init(&p->rd, rr, c->burst_seconds, now);
+		bucket_init(&p->wr, wr, c->burst_seconds, now);
+	} else {
+		bucket_set_rate(&p->rd, rr, c->burst_seconds, now);
+		bucket_set_rate(&p->wr, wr, c->burst_seconds, now);
+	}
+}
+
+/*
  * A lend not yet over outlives a new configuration (an ASSIGN of any of
  * the table's partitions reconfigures them all): its rates are kept,
  * between the new share and the ceiling, until it ends. Forgetting it
@@ -68,34 +97,13 @@ throttle_configure(node *n, part *p, uint64_t rcu, uint64_t wcu,
     uint32_t table_parts, bool first)
 {
 	int64_t now = throttle_now_ns();
-	const config *c = &n->cfg;
-
 	pthread_mutex_lock(&p->cap_mu);
 	p->prov_rcu = rcu;
 	p->prov_wcu = wcu;
 	p->table_parts = table_parts;
-	int64_t rr, wr;
-	bool lent = !first && p->borrow_until_ns > now && (rcu != 0 ||
-	    wcu != 0);
-	if (lent) {
-		rr = between(p->rd_lent, c->partition_rcu, rcu, table_parts,
-		    &p->rd_prov_binds);
-		wr = between(p->wr_lent, c->partition_wcu, wcu, table_parts,
-		    &p->wr_prov_binds);
-	} else {
-		rr = rate_for(c->partition_rcu, rcu, table_parts,
-		    &p->rd_prov_binds);
-		wr = rate_for(c->partition_wcu, wcu, table_parts,
-		    &p->wr_prov_binds);
+	if (first || p->borrow_until_ns <= now || (rcu == 0 && wcu == 0))
 		p->borrow_until_ns = 0;
-	}
-	if (first) {
-		bucket_init(&p->rd, rr, c->burst_seconds, now);
-		bucket_init(&p->wr, wr, c->burst_seconds, now);
-	} else {
-		bucket_set_rate(&p->rd, rr, c->burst_seconds, now);
-		bucket_set_rate(&p->wr, wr, c->burst_seconds, now);
-	}
+	rates_locked(&n->cfg, p, first, now);
 	pthread_mutex_unlock(&p->cap_mu);
 }
 
@@ -104,18 +112,12 @@ throttle_borrow(node *n, part *p, double rd_units, double wr_units,
     int64_t until_ns)
 {
 	int64_t now = throttle_now_ns();
-	const config *c = &n->cfg;
 	pthread_mutex_lock(&p->cap_mu);
 	if (p->prov_rcu != 0 || p->prov_wcu != 0) {
-		int64_t rr = between(wanted(rd_units), c->partition_rcu,
-		    p->prov_rcu, p->table_parts, &p->rd_prov_binds);
-		int64_t wr = between(wanted(wr_units), c->partition_wcu,
-		    p->prov_wcu, p->table_parts, &p->wr_prov_binds);
-		bucket_set_rate(&p->rd, rr, c->burst_seconds, now);
-		bucket_set_rate(&p->wr, wr, c->burst_seconds, now);
-		p->rd_lent = rr;
-		p->wr_lent = wr;
+		p->rd_lent = wanted(rd_units);
+		p->wr_lent = wanted(wr_units);
 		p->borrow_until_ns = until_ns;
+		rates_locked(&n->cfg, p, false, now);
 	}
 	pthread_mutex_unlock(&p->cap_mu);
 }
@@ -123,16 +125,10 @@ throttle_borrow(node *n, part *p, double rd_units, double wr_units,
 void
 throttle_tick(node *n, part *p, int64_t now_ns)
 {
-	const config *c = &n->cfg;
 	pthread_mutex_lock(&p->cap_mu);
 	if (p->borrow_until_ns != 0 && now_ns >= p->borrow_until_ns) {
 		p->borrow_until_ns = 0;
-		bucket_set_rate(&p->rd, rate_for(c->partition_rcu, p->prov_rcu,
-		    p->table_parts, &p->rd_prov_binds), c->burst_seconds,
-		    now_ns);
-		bucket_set_rate(&p->wr, rate_for(c->partition_wcu, p->prov_wcu,
-		    p->table_parts, &p->wr_prov_binds), c->burst_seconds,
-		    now_ns);
+		rates_locked(&n->cfg, p, false, now_ns);
 	}
 	pthread_mutex_unlock(&p->cap_mu);
 }

@@ -22,8 +22,9 @@ store_base_init(store *s, const store_ops *ops)
 	if (s->stamps == NULL)
 		return KV_ENOMEM;
 	clock_gettime(CLOCK_REALTIME, &now);
-	atomic_store(&s->stamps->all_count, (uint64_t) now.tv_sec *
-	    1000000000u + (uint64_t) now.tv_nsec);
+	for (size_t d = 0; d < STORE_STAMP_DOMAINS; d++)
+		atomic_store(&s->stamps->all_count[d], (uint64_t) now.tv_sec *
+		    1000000000u + (uint64_t) now.tv_nsec);
 	return KV_OK;
 }
 
@@ -34,10 +35,52 @@ store_base_fini(store *s)
 	s->stamps = NULL;
 }
 
+/* The first key of the tables' (every key below it is the node's). */
+static const uint8_t TABLES_FIRST[4] = { 0, 0, 0, 1 };
+
+#define DOMAIN_TABLES 0
+#define DOMAIN_SHORT (STORE_STAMP_DOMAINS - 1)
+#define DOMAIN_ALL STORE_STAMP_DOMAINS
+
+/* Key k's stamp domain (store.h). */
+static size_t
+stamp_domain(const uint8_t *k, size_t kl)
+{
+	size_t m = kl < sizeof(TABLES_FIRST) ? kl : sizeof(TABLES_FIRST);
+	int c = memcmp(k, TABLES_FIRST, m);
+	if (c > 0 || (c == 0 && kl >= sizeof(TABLES_FIRST)))
+		return DOMAIN_TABLES;
+	if (kl <= sizeof(TABLES_FIRST))
+		return DOMAIN_SHORT;
+	return 1 + k[sizeof(TABLES_FIRST)] % (STORE_STAMP_DOMAINS - 2);
+}
+
+/* Key k's slot: the tables' keys share the lower half, the node's
+ * records the upper, so that those never make a reader of items try
+ * again. */
 static size_t
 stamp_slot(const uint8_t *k, size_t kl)
 {
-	return (size_t) XXH3_64bits(k, kl) & (STORE_STAMP_SLOTS - 1);
+	size_t half = STORE_STAMP_SLOTS / 2;
+	size_t h = (size_t) XXH3_64bits(k, kl) & (half - 1);
+	return stamp_domain(k, kl) == DOMAIN_TABLES ? h : half + h;
+}
+
+/* The domain of every key in [lo, hi), or DOMAIN_ALL. */
+static size_t
+range_domain(const uint8_t *lo, size_t lol, const uint8_t *hi, size_t hil)
+{
+	if (hi == NULL)
+		return DOMAIN_ALL;
+	size_t d = stamp_domain(lo, lol);
+	if (d == DOMAIN_TABLES && stamp_domain(hi, hil) == DOMAIN_TABLES)
+		return d; /* above lo: every key a table's */
+	/* One kind of the node's records: both begin with its five bytes. */
+	size_t kind = sizeof(TABLES_FIRST) + 1;
+	if (d != DOMAIN_TABLES && d != DOMAIN_SHORT && hil >= kind &&
+	    memcmp(lo, hi, kind) == 0)
+		return d;
+	return DOMAIN_ALL;
 }
 
 bool
@@ -46,10 +89,11 @@ store_stamp_take(store *s, const uint8_t *k, size_t kl, uint64_t *stamp)
 	store_stamps *st = s->stamps;
 	if (st == NULL)
 		return false; /* no stamps: never the same */
-	size_t i = stamp_slot(k, kl);
-	if (atomic_load(&st->all_busy) != 0 || atomic_load(&st->busy[i]) != 0)
+	size_t i = stamp_slot(k, kl), d = stamp_domain(k, kl);
+	if (atomic_load(&st->all_busy[d]) != 0 ||
+	    atomic_load(&st->busy[i]) != 0)
 		return false;
-	*stamp = atomic_load(&st->all_count) + atomic_load(&st->count[i]);
+	*stamp = atomic_load(&st->all_count[d]) + atomic_load(&st->count[i]);
 	return true;
 }
 
@@ -76,14 +120,24 @@ slot_mark(_Atomic uint32_t *busy, _Atomic uint64_t *count, bool end)
 	}
 }
 
-/* slot_mark for the slots of b's keys (a range: the shared slot). */
+/* slot_mark for the shared slot of domain d, or of every domain. */
+static void
+domain_mark(store_stamps *st, size_t d, bool end)
+{
+	for (size_t i = 0; i < STORE_STAMP_DOMAINS; i++)
+		if (d == DOMAIN_ALL || d == i)
+			slot_mark(&st->all_busy[i], &st->all_count[i], end);
+}
+
+/* slot_mark for the slots of b's keys (a range: its domain's shared one). */
 static void
 stamps_mark(store_stamps *st, const store_batch *b, bool end)
 {
 	for (size_t i = 0; i < b->n; i++) {
 		const store_op *op = &b->ops[i];
 		if (op->kind == STORE_DELETE_RANGE) {
-			slot_mark(&st->all_busy, &st->all_count, end);
+			domain_mark(st, range_domain(op->key, op->key_len,
+			    op->val, op->val_len), end);
 		} else {
 			size_t k = stamp_slot(op->key, op->key_len);
 			slot_mark(&st->busy[k], &st->count[k], end);
@@ -200,10 +254,10 @@ store_load_finish(store_load *l)
 		/* Its keys are not listed: every key's stamp moves on. */
 		store_stamps *st = l->s->stamps;
 		if (st != NULL)
-			slot_mark(&st->all_busy, &st->all_count, false);
+			domain_mark(st, DOMAIN_ALL, false);
 		kv_err rv = l->s->ops->load_finish(l);
 		if (st != NULL)
-			slot_mark(&st->all_busy, &st->all_count, true);
+			domain_mark(st, DOMAIN_ALL, true);
 		return rv;
 	}
 	kept_load *kp = (kept_load *) l;

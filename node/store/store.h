@@ -121,20 +121,32 @@ typedef struct store_ops {
  * Every key has a slot (its hash over STORE_STAMP_SLOTS). A write marks
  * the slot of each key it writes busy while its batch is applied, then
  * moves the slot's count on; range deletions and sorted loads, whose
- * keys are not listed, do the same to one slot shared by every key. A
- * key's stamp is its slot's count plus the shared one, which starts at
- * the clock when the store opens, so a stamp taken before a restart
- * never matches one after. A stamp that is unchanged, with neither slot
- * busy, means no write of the key began or ended in between; a write of
- * another key of the slot only makes the reader try again.
+ * keys are not listed, do the same to a slot shared by every key of the
+ * range's domain, or to those of every domain. A key's stamp is its
+ * slot's count plus its domain's shared one, which starts at the clock
+ * when the store opens, so a stamp taken before a restart never matches
+ * one after. A stamp that is unchanged, with neither slot busy, means no
+ * write of the key began or ended in between; a write of another key of
+ * the slot only makes the reader try again.
+ *
+ * The domains (store_stamp_domain): the tables' keys are one; the node's
+ * own records (table id 0, core/keyenc.h) are shared out by their kind,
+ * the byte after the table id ('T' a transaction's, an index outbox's
+ * own letter). A range within one kind of record (an outbox's records
+ * once applied, a transaction's taken back) moves on only its domain's
+ * count: an index outbox trimmed many times a second under indexed
+ * writes would otherwise change the stamp of every item on the node and
+ * cancel every TransactGetItems there as a conflict. A range across
+ * domains moves all of them on.
  */
 #define STORE_STAMP_SLOTS (1u << 16)
+#define STORE_STAMP_DOMAINS 10 /* the tables, 8 for kinds, short keys */
 
 typedef struct store_stamps {
 	_Atomic uint32_t busy[STORE_STAMP_SLOTS];
 	_Atomic uint64_t count[STORE_STAMP_SLOTS];
-	_Atomic uint32_t all_busy;
-	_Atomic uint64_t all_count;
+	_Atomic uint32_t all_busy[STORE_STAMP_DOMAINS];
+	_Atomic uint64_t all_count[STORE_STAMP_DOMAINS];
 } store_stamps;
 
 struct store {

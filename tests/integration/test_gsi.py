@@ -442,6 +442,70 @@ def test_backfill_while_writes_run(ddb, unique):
     until_converged(ddb, name, indexes=("by_owner",))
 
 
+def test_indexed_writes_do_not_cancel_transact_get_items(ddb, unique):
+    """TransactGetItems of items nobody writes is not cancelled while
+    indexed writes run on other items: their outboxes, trimmed many times
+    a second, once moved on the write stamp of every item of the node,
+    and a third of such reads ended in TransactionConflict (DynamoDB
+    cancels one only for a write or transaction on its own items)."""
+    import threading
+    name, other = "gsitg-" + unique, "gsitgx-" + unique
+    make_indexed(ddb, name)
+    ddb.create_table(
+        TableName=other, BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}])
+    wait_active(ddb, other)
+    for i in range(40):
+        ddb.put_item(TableName=other, Item={"pk": S("k%d" % i), "v": N(i)})
+    stop = threading.Event()
+    errors, puts = [], [0]
+
+    def writer(seed):
+        w = random.Random(seed)
+        try:
+            while not stop.is_set():
+                i = w.randrange(200)
+                ddb.put_item(TableName=name, Item={
+                    "pk": S("p%d" % (i % 20)), "sk": N(i),
+                    "owner": S("o%d" % w.randrange(50)),
+                    "at": N(w.randrange(1000)), "tag": S("t%d" % i)})
+                puts[0] += 1
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    ths = [threading.Thread(target=writer, args=(SEED + 10 + k,))
+           for k in range(3)]
+    for th in ths:
+        th.start()
+    ok, cancelled = 0, []
+    try:
+        time.sleep(0.5)
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 4.0:
+            try:
+                r = ddb.transact_get_items(TransactItems=[
+                    {"Get": {"TableName": other,
+                             "Key": {"pk": S("k%d" % i)}}}
+                    for i in range(0, 40, 4)])
+                assert [x["Item"]["v"] for x in r["Responses"]] == [
+                    N(i) for i in range(0, 40, 4)]
+                ok += 1
+            except ClientError as e:
+                cancelled.append(e.response["Error"]["Code"])
+    finally:
+        stop.set()
+        for th in ths:
+            th.join()
+    assert not errors, errors
+    assert puts[0] > 100, "the writers wrote only %d items" % puts[0]
+    assert ok > 20
+    assert not cancelled, "%d of %d reads cancelled while %d indexed " \
+        "puts ran: %s" % (len(cancelled), len(cancelled) + ok, puts[0],
+                          cancelled[:3])
+    until_converged(ddb, name)
+
+
 def test_delete_index_while_writes_run(cluster, ddb, unique):
     """Deleting an index: its table goes, and the outboxes keep nothing
     for it."""

@@ -810,6 +810,46 @@ STORE_TEST(write_stamps_move_with_writes_of_the_key)
 	}
 }
 
+/*
+ * A range deletion moves on the stamps of its domain only (store.h): one
+ * within one kind of the node's records (an index outbox's, here kind
+ * 'O') leaves the stamps of items and of another kind ('T', a
+ * transaction's) as they were, and so does a write of one of those
+ * records; a range within the tables leaves the node's records; a range
+ * across kinds moves everything on.
+ */
+STORE_TEST(write_stamps_of_items_outlive_ranges_of_node_records)
+{
+	static const uint8_t item[] = { 0, 0, 0, 7, 'a' };
+	static const uint8_t txn[] = { 0, 0, 0, 0, 'T', 1, 2 };
+	static const uint8_t o_lo[] = { 0, 0, 0, 0, 'O', 1 };
+	static const uint8_t o_hi[] = { 0, 0, 0, 0, 'O', 9 };
+	static const uint8_t o_rec[] = { 0, 0, 0, 0, 'O', 3 };
+	static const uint8_t p_kind[] = { 0, 0, 0, 0, 'P' };
+	static const uint8_t t_lo[] = { 0, 0, 0, 7 };
+	static const uint8_t t_hi[] = { 0, 0, 0, 8 };
+	uint64_t si, st;
+
+	cr_assert(store_stamp_take(S, item, sizeof(item), &si));
+	cr_assert(store_stamp_take(S, txn, sizeof(txn), &st));
+	for (int i = 0; i < 64; i++) {
+		put(o_rec, sizeof(o_rec), "v", 1);
+		del_range(o_lo, sizeof(o_lo), o_hi, sizeof(o_hi));
+	}
+	cr_assert(store_stamp_same(S, item, sizeof(item), si),
+	    "an outbox's records moved an item's stamp");
+	cr_assert(store_stamp_same(S, txn, sizeof(txn), st),
+	    "an outbox's range moved a transaction record's stamp");
+	del_range(t_lo, sizeof(t_lo), t_hi, sizeof(t_hi));
+	cr_assert(!store_stamp_same(S, item, sizeof(item), si));
+	cr_assert(store_stamp_same(S, txn, sizeof(txn), st));
+	cr_assert(store_stamp_take(S, item, sizeof(item), &si));
+	/* From the outbox's records to the next kind: across domains. */
+	del_range(o_lo, sizeof(o_lo), p_kind, sizeof(p_kind));
+	cr_assert(!store_stamp_same(S, item, sizeof(item), si));
+	cr_assert(!store_stamp_same(S, txn, sizeof(txn), st));
+}
+
 /* ---- random model test ---- */
 
 /* xorshift64*: a PRNG of our own so that seeds mean the same everywhere. */

@@ -55,9 +55,8 @@ stamp_domain(const uint8_t *k, size_t kl)
 	return 1 + k[sizeof(TABLES_FIRST)] % (STORE_STAMP_DOMAINS - 2);
 }
 
-/* Key k's slot: the tables' keys share the lower half, the node's
- * records the upper, so that those never make a reader of items try
- * again. */
+/* Key k's slot: the tables' keys in the lower half, the node's records
+ * in the upper (store.h). */
 static size_t
 stamp_slot(const uint8_t *k, size_t kl)
 {

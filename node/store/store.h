@@ -129,18 +129,22 @@ typedef struct store_ops {
  * write of the key began or ended in between; a write of another key of
  * the slot only makes the reader try again.
  *
- * The domains (store_stamp_domain): the tables' keys are one; the node's
- * own records (table id 0, core/keyenc.h) are shared out by their kind,
- * the byte after the table id ('T' a transaction's, an index outbox's
- * own letter). A range within one kind of record (an outbox's records
- * once applied, a transaction's taken back) moves on only its domain's
+ * The domains (store.c, stamp_domain): the tables' keys are one; the
+ * node's own records (table id 0, core/keyenc.h) are shared out over
+ * eight by their kind, the byte after the table id ('T' a transaction's,
+ * 'O' an index outbox's; two kinds of one domain only move on each
+ * other's stamps for nothing), and keys too short for a kind are the
+ * last. A range within one kind of record (an outbox's records once
+ * applied, a transaction's taken back) moves on only its domain's
  * count: an index outbox trimmed many times a second under indexed
  * writes would otherwise change the stamp of every item on the node and
- * cancel every TransactGetItems there as a conflict. A range across
- * domains moves all of them on.
+ * cancel TransactGetItems of items nobody wrote as conflicts. A range
+ * across domains moves all of them on. The node's records also hash
+ * into the upper half of the slots, the tables' keys into the lower, so
+ * that an outbox's writes never share a slot with an item.
  */
 #define STORE_STAMP_SLOTS (1u << 16)
-#define STORE_STAMP_DOMAINS 10 /* the tables, 8 for kinds, short keys */
+#define STORE_STAMP_DOMAINS 10 /* the tables', 8 of kinds, short keys' */
 
 typedef struct store_stamps {
 	_Atomic uint32_t busy[STORE_STAMP_SLOTS];

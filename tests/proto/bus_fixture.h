@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -223,6 +224,62 @@ tu_dir_remove(void)
 	if (tu_dir[0] != '\0')
 		tu_remove_dir(tu_dir);
 	tu_dir[0] = '\0';
+}
+
+/*
+ * A teardown's watchdog: tu_watch_begin starts a thread that, should one
+ * step named by tu_watch_step last over TU_WATCH_MS, says which on
+ * stderr (once), so that a teardown hung in nng's close (bus.h: a
+ * stopped reaper) names the close before criterion's timeout ends the
+ * test; tu_watch_end stops it.
+ */
+#ifndef TU_WATCH_MS
+#define TU_WATCH_MS 15000
+#endif
+
+static _Atomic(const char *) tu_watch_what_;
+static _Atomic int64_t tu_watch_since_;
+static atomic_bool tu_watch_on_;
+static pthread_t tu_watch_th_;
+
+static void *
+tu_watch_run_(void *arg)
+{
+	bool told = false;
+	(void) arg;
+	while (atomic_load(&tu_watch_on_)) {
+		tu_sleep_ms(50);
+		int64_t took = tu_mono_ms() - atomic_load(&tu_watch_since_);
+		if (!told && took > TU_WATCH_MS) {
+			fprintf(stderr, "teardown: still %s after %lld ms\n",
+			    atomic_load(&tu_watch_what_), (long long) took);
+			told = true;
+		}
+	}
+	return NULL;
+}
+
+static inline void
+tu_watch_step(const char *what)
+{
+	atomic_store(&tu_watch_since_, tu_mono_ms());
+	atomic_store(&tu_watch_what_, what);
+}
+
+static inline void
+tu_watch_begin(const char *what)
+{
+	tu_watch_step(what);
+	atomic_store(&tu_watch_on_, true);
+	cr_assert_eq(pthread_create(&tu_watch_th_, NULL, tu_watch_run_, NULL),
+	    0);
+}
+
+static inline void
+tu_watch_end(void)
+{
+	atomic_store(&tu_watch_on_, false);
+	pthread_join(tu_watch_th_, NULL);
 }
 
 #endif

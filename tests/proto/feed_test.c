@@ -110,8 +110,11 @@ static void
 teardown(void)
 {
 	void *args[2] = { S1, S2 };
+	tu_watch_begin("closing the subscribers");
 	tu_parallel(sub_close_run, args, 2);
+	tu_watch_step("closing the publisher");
 	feed_pub_close(P);
+	tu_watch_end();
 	S1 = S2 = NULL;
 	P = NULL;
 	hooks_fini(&H1);

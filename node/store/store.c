@@ -55,14 +55,14 @@ stamp_domain(const uint8_t *k, size_t kl)
 	return 1 + k[sizeof(TABLES_FIRST)] % (STORE_STAMP_DOMAINS - 2);
 }
 
-/* Key k's slot: the tables' keys in the lower half, the node's records
- * in the upper (store.h). */
+/* Key k's slot, d its domain: the tables' keys in the lower half, the
+ * node's records in the upper (store.h). */
 static size_t
-stamp_slot(const uint8_t *k, size_t kl)
+stamp_slot(const uint8_t *k, size_t kl, size_t d)
 {
 	size_t half = STORE_STAMP_SLOTS / 2;
 	size_t h = (size_t) XXH3_64bits(k, kl) & (half - 1);
-	return stamp_domain(k, kl) == DOMAIN_TABLES ? h : half + h;
+	return d == DOMAIN_TABLES ? h : half + h;
 }
 
 /* The domain of every key in [lo, hi), or DOMAIN_ALL. */
@@ -88,7 +88,7 @@ store_stamp_take(store *s, const uint8_t *k, size_t kl, uint64_t *stamp)
 	store_stamps *st = s->stamps;
 	if (st == NULL)
 		return false; /* no stamps: never the same */
-	size_t i = stamp_slot(k, kl), d = stamp_domain(k, kl);
+	size_t d = stamp_domain(k, kl), i = stamp_slot(k, kl, d);
 	if (atomic_load(&st->all_busy[d]) != 0 ||
 	    atomic_load(&st->busy[i]) != 0)
 		return false;
@@ -138,7 +138,8 @@ stamps_mark(store_stamps *st, const store_batch *b, bool end)
 			domain_mark(st, range_domain(op->key, op->key_len,
 			    op->val, op->val_len), end);
 		} else {
-			size_t k = stamp_slot(op->key, op->key_len);
+			size_t k = stamp_slot(op->key, op->key_len,
+			    stamp_domain(op->key, op->key_len));
 			slot_mark(&st->busy[k], &st->count[k], end);
 		}
 	}

@@ -673,8 +673,10 @@ feed_fault(rpc_client *catalog_node, const char *what, const char *n)
 		.limit = (uint32_t) v };
 	rpc_response resp;
 	arena_init(&a);
-	kv_err rv = rpc_call(catalog_node, &req, &a, &resp, TIMEOUT_MS + 
-	    (int) (v < 60000 ? v : 60000));
+	int fault_ms = strcmp(what, "disconnect") == 0 ?
+	    (int) (v < 60000 ? v : 60000) + FEED_DISCONNECT_EXTRA_MS : 0;
+	kv_err rv = rpc_call(catalog_node, &req, &a, &resp, TIMEOUT_MS +
+	    fault_ms);
 	if (rv == KV_OK)
 		rv = resp.code;
 	if (rv != KV_OK)

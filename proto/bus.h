@@ -79,6 +79,20 @@ kv_err bus_listen(nng_socket s, const char *url, const char *what);
 /* bus_unlisten: s's listener is no longer guarded (s is being closed). */
 void bus_unlisten(nng_socket s);
 
+/*
+ * A fault for tests and chaos experiments. bus_listen_pause closes the
+ * listener bus_listen made on s, and with it every connection it took,
+ * without closing s: its peers see their connections break and cannot
+ * connect again, as if s had closed. bus_listen_resume listens again on
+ * the same address (KV_IO while it is still taken: try again). Neither
+ * waits on nng's reaper, which nng_close does: in nng 1.5.2 a reaper can
+ * stop for good (see bus_dialer_reconnect), and a close then never
+ * returns. KV_EINVAL: s has no guarded listener, or is not paused (not
+ * resumed).
+ */
+kv_err bus_listen_pause(nng_socket s);
+kv_err bus_listen_resume(nng_socket s);
+
 /* bus_guard_add guards listener l of s on url (bus_listen calls it). */
 void bus_guard_add(nng_socket s, nng_listener l, const char *url,
     const char *what);

@@ -30,7 +30,8 @@
  * listener handles; a probe and a new listen of a guarded socket happen
  * under it, so bus_unlisten (which its owner calls before closing the
  * socket) waits for a probe under way and no probe starts on a socket
- * being closed. The pipe callbacks (nng's threads) touch only the
+ * being closed. A listener paused by a fault (bus_listen_pause) is closed
+ * and made again under it too, and is not probed while paused. The pipe callbacks (nng's threads) touch only the
  * atomic counts; a slot is never freed, so a late callback of a socket
  * that is gone counts into memory that stays valid.
  */
@@ -62,6 +63,7 @@ typedef struct guard {
 	int missed;      /* probes in a row the socket did not take */
 	atomic_uint taken; /* pipes the socket took */
 	bool probing;    /* probe is open */
+	bool paused;     /* its listener closed by bus_listen_pause */
 	nng_socket probe; /* dials the listener at each probe */
 	atomic_bool up;  /* the probe's current dial has its pipe */
 } guard;
@@ -164,7 +166,7 @@ run(void *arg)
 		for (size_t i = 0; i < GUARDS; i++) {
 			pthread_mutex_lock(&guard_mu);
 			guard *g = &guards[i];
-			if (g->used && !bus_exit_started() &&
+			if (g->used && !g->paused && !bus_exit_started() &&
 			    !atomic_load(&guard_off)) {
 				g->missed = probe(g) ? 0 : g->missed + 1;
 				if (g->missed >= BUS_GUARD_MISSES) {
@@ -200,6 +202,7 @@ bus_guard_add(nng_socket s, nng_listener l, const char *url,
 		g->what = what;
 		g->peer = peer;
 		g->missed = 0;
+		g->paused = false;
 		g->used = true;
 		if (!started) {
 			pthread_t th;
@@ -224,6 +227,51 @@ bus_unlisten(nng_socket s)
 			guards[i].probing = false;
 		}
 	pthread_mutex_unlock(&guard_mu);
+}
+
+/* The guard of s's listener, or NULL. Needs guard_mu. */
+static guard *
+guard_of(nng_socket s)
+{
+	for (size_t i = 0; i < GUARDS; i++)
+		if (guards[i].used && nng_socket_id(guards[i].sock) ==
+		    nng_socket_id(s))
+			return &guards[i];
+	return NULL;
+}
+
+kv_err
+bus_listen_pause(nng_socket s)
+{
+	pthread_mutex_lock(&guard_mu);
+	guard *g = guard_of(s);
+	kv_err rv = g == NULL || g->paused ? KV_EINVAL : KV_OK;
+	if (rv == KV_OK) {
+		/* Closes the transport's endpoint (an IPC path is unlinked
+		 * here) and every pipe it took; nothing waits on the reaper. */
+		nng_listener_close(g->l);
+		g->paused = true;
+		g->missed = 0;
+	}
+	pthread_mutex_unlock(&guard_mu);
+	return rv;
+}
+
+kv_err
+bus_listen_resume(nng_socket s)
+{
+	pthread_mutex_lock(&guard_mu);
+	guard *g = guard_of(s);
+	kv_err rv = g == NULL || !g->paused ? KV_EINVAL : KV_OK;
+	if (rv == KV_OK) {
+		int nrv = nng_listen(g->sock, g->url, &g->l, 0);
+		if (nrv == 0)
+			g->paused = false;
+		else
+			rv = nrv == NNG_ENOMEM ? KV_ENOMEM : KV_IO;
+	}
+	pthread_mutex_unlock(&guard_mu);
+	return rv;
 }
 
 void

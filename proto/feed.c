@@ -1,16 +1,17 @@
 /*
  * feed.c — the catalog feed (see feed.h).
  *
- * Publisher. Locking rule: `mu` guards the socket handle and `open`,
- * the version the heartbeat announces and the drop count; a change is
- * diffed outside it and sent under it, so the heartbeat never announces a
- * version whose change is still unsent. nng's PUB never blocks a sender:
- * a subscriber that cannot keep up loses messages, which it sees as a
- * gap. A disconnect fault (serialized by `fault_mu`) takes the socket out
- * under `mu` and closes it, waits and listens anew outside it, then puts
- * the new socket in under `mu`: closing and listening wait on nng and on
- * the listener guard (bus_guard.c), and the heartbeat and every publish,
- * which take `mu`, must not wait with them.
+ * Publisher. Locking rule: `mu` guards the version the heartbeat
+ * announces and the drop count, and orders the sends on the socket; a
+ * change is diffed outside it and sent under it, so the heartbeat never
+ * announces a version whose change is still unsent. nng's PUB never
+ * blocks a sender: a subscriber that cannot keep up loses messages, which
+ * it sees as a gap. A disconnect fault (serialized by `fault_mu`, without
+ * `mu`) closes the socket's listener and with it every connection, waits,
+ * and listens again on the same socket (bus_listen_pause): meanwhile
+ * sends reach nobody. It never closes the socket: nng_close waits on
+ * nng's reaper, which nng 1.5.2 can stop for good (seen in the catalog
+ * node under load: the fault, then the publisher, hung on the close).
  *
  * Subscriber. Its thread alone receives, applies and fetches; `mu`
  * guards only `cur`, which feed_sub_copy reads from other threads. The
@@ -48,7 +49,6 @@ struct feed_pub {
 	pthread_mutex_t fault_mu; /* one disconnect fault at a time */
 	pthread_cond_t cv;   /* wakes the heartbeat to stop */
 	nng_socket sock;
-	bool open;           /* sock is open (not while disconnected) */
 	uint64_t version;    /* what the heartbeat announces */
 	uint32_t drop;       /* changes still to drop (fault) */
 	bool stop;
@@ -75,8 +75,6 @@ pub_listen(const char *url, nng_socket *out)
 static void
 send_locked(feed_pub *p, const uint8_t *buf, size_t len)
 {
-	if (!p->open)
-		return;
 	nng_msg *m;
 	if (nng_msg_alloc(&m, 0) != 0)
 		return;
@@ -133,7 +131,6 @@ feed_pub_open(const char *url, uint64_t version, feed_pub **out)
 	pthread_mutex_init(&p->fault_mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
 	kv_err rv = pub_listen(p->url, &p->sock);
-	p->open = rv == KV_OK;
 	if (rv == KV_OK && pthread_create(&p->hb, NULL, heartbeat_run, p) !=
 	    0) {
 		bus_unlisten(p->sock);
@@ -226,8 +223,9 @@ feed_pub_drop(feed_pub *p, uint32_t n)
 	pthread_mutex_unlock(&p->mu);
 }
 
-/* Listening anew after a disconnect fault: tries, this long apart (the
- * address can still be held for a moment by the socket just closed). */
+/* Listening anew after a disconnect fault: tries, this long apart (an
+ * address just released can still be held for a moment; 2 s of
+ * FEED_DISCONNECT_EXTRA_MS). */
 #define RELISTEN_TRIES 20
 #define RELISTEN_STEP_MS 100
 
@@ -243,28 +241,20 @@ kv_err
 feed_pub_disconnect(feed_pub *p, uint32_t ms)
 {
 	pthread_mutex_lock(&p->fault_mu);
-	pthread_mutex_lock(&p->mu);
-	bool was_open = p->open;
-	nng_socket old = p->sock;
-	p->open = false; /* sends are skipped from here on */
-	pthread_mutex_unlock(&p->mu);
-	if (was_open) {
-		bus_unlisten(old);
-		nng_close(old);
-	}
-	sleep_ms(ms);
-	nng_socket s;
-	kv_err rv = pub_listen(p->url, &s);
-	for (int i = 1; i < RELISTEN_TRIES && rv == KV_IO; i++) {
-		sleep_ms(RELISTEN_STEP_MS);
-		rv = pub_listen(p->url, &s);
-	}
+	int64_t t0 = bus_mono_ms();
+	kv_err rv = bus_listen_pause(p->sock);
 	if (rv == KV_OK) {
-		pthread_mutex_lock(&p->mu);
-		p->sock = s;
-		p->open = true;
-		pthread_mutex_unlock(&p->mu);
+		sleep_ms(ms);
+		rv = bus_listen_resume(p->sock);
+		for (int i = 1; i < RELISTEN_TRIES && rv == KV_IO; i++) {
+			sleep_ms(RELISTEN_STEP_MS);
+			rv = bus_listen_resume(p->sock);
+		}
 	}
+	fprintf(stderr, "kv: catalog feed: a fault closed its connections "
+	    "for %u ms: %s after %lld ms\n", ms, rv == KV_OK ?
+	    "listening again" : kv_err_name(rv),
+	    (long long) (bus_mono_ms() - t0));
 	pthread_mutex_unlock(&p->fault_mu);
 	return rv;
 }
@@ -282,7 +272,7 @@ feed_pub_close(feed_pub *p)
 	pthread_mutex_lock(&p->fault_mu); /* a fault under way ends first */
 	pthread_mutex_unlock(&p->fault_mu);
 	/* At exit the socket stays open to the end (bus_exit.h). */
-	if (p->open && !bus_exit_started()) {
+	if (!bus_exit_started()) {
 		bus_unlisten(p->sock);
 		nng_close(p->sock);
 	}

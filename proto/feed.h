@@ -55,13 +55,18 @@ kv_err feed_pub_change(feed_pub *p, const catalog *old, const catalog *cur);
 /*
  * Faults, for tests and chaos experiments. feed_pub_drop: the next n
  * changes are not sent (subscribers see a gap). feed_pub_disconnect:
- * closes the socket, which breaks every subscriber's connection, and
- * listens again after ms; changes and heartbeats meanwhile are lost.
- * KV_OK, or the error of listening again (an address still taken is
- * tried again for up to 2 s; the publisher then stays closed and says so
- * on stderr).
+ * closes the listener and every subscriber's connection (the socket
+ * stays: bus_listen_pause) and listens again after ms; changes and
+ * heartbeats meanwhile reach nobody. Returns once it listens again (said
+ * on stderr, with the time it took): KV_OK, or the error of listening
+ * again (an address still taken is tried again for up to 2 s; the
+ * publisher then stays without connections).
  */
 void feed_pub_drop(feed_pub *p, uint32_t n);
+/* The most a disconnect takes beyond its ms: the listener guard's probe
+ * under way, up to 2 s, before each of closing and listening again, and
+ * listening again while the address is still taken, up to 2 s. */
+#define FEED_DISCONNECT_EXTRA_MS 6000
 kv_err feed_pub_disconnect(feed_pub *p, uint32_t ms);
 
 /* feed_pub_close stops the heartbeat and closes; accepts NULL. */

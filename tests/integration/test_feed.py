@@ -12,9 +12,9 @@ and every router and node, in a cluster of two routers on one port:
   is revealed by the next heartbeat, one followed by another change is
   revealed by that change at once; either way every member fetches and
   catches up, and each member's gap counter rises;
-- the publisher's socket closed for 1.5 s (feed-fault disconnect): a
-  change made meanwhile reaches everyone once it listens again, and the
-  next change comes from the feed again;
+- the publisher's listener and connections closed for 1.5 s (feed-fault
+  disconnect): a change made meanwhile reaches everyone once it listens
+  again, and the next change comes from the feed again;
 - the catalog node killed and started again: the subscribers reconnect
   and a change made afterwards arrives from the feed.
 

@@ -411,18 +411,36 @@ disconnect_run(void *arg)
 {
 	disconnect_arg *d = arg;
 	d->rv = feed_pub_disconnect(P, d->ms);
+	atomic_store(&d->done, true);
 	return NULL;
 }
 
-Test(feed, broken_connection_is_recovered_within_seconds)
+/* A publisher and S1, fed one change: S1's counts then. */
+static feed_counts
+fed_once(void)
 {
 	open_pub();
 	open_sub(&S1, &H1);
 	await_connected(S1);
 	create_table("alpha");
 	await_newest(S1);
-	feed_counts base = counts(S1);
+	return counts(S1);
+}
 
+/* S1 holds the newest catalog, fetched since base, within 5 s. */
+static void
+await_recovered(feed_counts base)
+{
+	uint64_t v = held_version();
+	cr_assert(TU_WAIT_FOR(sub_version(S1) == v &&
+	    counts(S1).fetches > base.fetches, 5000),
+	    "not recovered: holds %llu of %llu",
+	    (unsigned long long) sub_version(S1), (unsigned long long) v);
+}
+
+Test(feed, broken_connection_is_recovered_within_seconds)
+{
+	feed_counts base = fed_once();
 	pthread_t th;
 	disconnect_arg d = { .ms = 300 };
 	cr_assert_eq(pthread_create(&th, NULL, disconnect_run, &d), 0);
@@ -434,11 +452,7 @@ Test(feed, broken_connection_is_recovered_within_seconds)
 	int64_t t0 = tu_mono_ms();
 
 	/* The reconnection fetches, whatever got through. */
-	uint64_t v = held_version();
-	cr_assert(TU_WAIT_FOR(sub_version(S1) == v &&
-	    counts(S1).fetches > base.fetches, 5000),
-	    "not recovered: holds %llu of %llu",
-	    (unsigned long long) sub_version(S1), (unsigned long long) v);
+	await_recovered(base);
 	int64_t took = tu_mono_ms() - t0;
 	cr_assert_lt(took, 2000, "recovered after %lld ms", (long long) took);
 	expect_holds_held(S1);
@@ -480,23 +494,9 @@ other_added(nng_pipe p, nng_pipe_ev ev, void *arg)
 	atomic_store(&other_up, true);
 }
 
-static void *
-disconnect_flag_run(void *arg)
-{
-	disconnect_arg *d = arg;
-	d->rv = feed_pub_disconnect(P, d->ms);
-	atomic_store(&d->done, true);
-	return NULL;
-}
-
 Test(feed, a_disconnect_does_not_wait_on_a_stopped_reaper)
 {
-	open_pub();
-	open_sub(&S1, &H1);
-	await_connected(S1);
-	create_table("alpha");
-	await_newest(S1);
-	feed_counts base = counts(S1);
+	feed_counts base = fed_once();
 
 	char url[128];
 	tu_url(url, sizeof(url), "other");
@@ -518,7 +518,7 @@ Test(feed, a_disconnect_does_not_wait_on_a_stopped_reaper)
 
 	pthread_t th;
 	disconnect_arg d = { .ms = 300 };
-	cr_assert_eq(pthread_create(&th, NULL, disconnect_flag_run, &d), 0);
+	cr_assert_eq(pthread_create(&th, NULL, disconnect_run, &d), 0);
 	tu_sleep_ms(100);
 	create_table("beta"); /* while the feed is closed: lost */
 	bool came_back = TU_WAIT_FOR(atomic_load(&d.done), 5000);
@@ -526,12 +526,7 @@ Test(feed, a_disconnect_does_not_wait_on_a_stopped_reaper)
 	pthread_join(th, NULL);
 	cr_assert(came_back, "the fault waited on the stopped reaper");
 	cr_assert_eq(d.rv, KV_OK);
-
-	uint64_t v = held_version();
-	cr_assert(TU_WAIT_FOR(sub_version(S1) == v &&
-	    counts(S1).fetches > base.fetches, 5000),
-	    "not recovered: holds %llu of %llu",
-	    (unsigned long long) sub_version(S1), (unsigned long long) v);
+	await_recovered(base);
 	create_table("gamma");
 	await_newest(S1);
 	expect_holds_held(S1);

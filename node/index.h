@@ -128,7 +128,9 @@ typedef struct index_units {
  * the write costs each index it changes (u has room for t->n_indexes):
  * an entry added or removed costs its projected size, one changed in
  * place the larger of its two sizes, and a key that changes both a
- * delete and a put, as DynamoDB counts. KV_OK or KV_ENOMEM.
+ * delete and a put, as DynamoDB counts. With b NULL only u is worked out:
+ * no record is made or numbered (a transaction's prepare asks which
+ * indexes its write would change). KV_OK or KV_ENOMEM.
  */
 kv_err index_outbox(node *n, const table *t, uint64_t epoch,
     const value *old, const value *cur, arena *a, store_batch *b,
@@ -201,6 +203,11 @@ void index_count(node *n, const store_batch *b, int sign);
  */
 bool index_pressed(node *n, const store_batch *b, uint32_t *index_id,
     uint32_t *bits);
+
+/* index_units_pressed: as index_pressed, for a write that would change
+ * the indexes of u[0..n_u) (index_outbox's units). */
+bool index_units_pressed(node *n, const index_units *u, size_t n_u,
+    uint32_t *index_id, uint32_t *bits);
 
 /* index_name_of_locked returns the name of the index whose table is
  * index_id, in a, or NULL; the caller holds the view (index_view_table). */

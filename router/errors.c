@@ -215,29 +215,33 @@ errors_throttled(reply *r, uint32_t throttle, const char *table_name,
 	    "ProvisionedThroughputExceeded" : "KeyRangeThroughputExceeded");
 	json_t *extra = json_pack("{s:[{s:s,s:s}]}", "ThrottlingReasons",
 	    "reason", reason, "resource", arn);
-	if (on_index && prov)
-		errors_reply_with(r, ERR_PROVISIONED_EXCEEDED, extra,
-		    "The level of configured provisioned throughput for one or "
-		    "more global secondary indexes of the table was exceeded. "
-		    "Consider increasing your provisioning level for the "
-		    "under-provisioned global secondary indexes with the "
-		    "UpdateTable API.");
-	else if (on_index)
-		errors_reply_with(r, ERR_THROTTLING, extra,
-		    "Throughput exceeds the current capacity for one or more "
-		    "global secondary indexes. DynamoDB is automatically "
-		    "scaling your index so please try again shortly.");
-	else if (prov)
-		errors_reply_with(r, ERR_PROVISIONED_EXCEEDED, extra,
-		    "The level of configured provisioned throughput for the "
+	errors_reply_with(r, prov ? ERR_PROVISIONED_EXCEEDED : ERR_THROTTLING,
+	    extra, "%s", errors_throttle_message(throttle, true));
+}
+
+const char *
+errors_throttle_message(uint32_t throttle, bool hot_key_hint)
+{
+	bool prov = (throttle & RPC_THROTTLE_TABLE_PROVISIONED) != 0;
+	if ((throttle & RPC_THROTTLE_INDEX) != 0)
+		return prov ? "The level of configured provisioned throughput "
+		    "for one or more global secondary indexes of the table was "
+		    "exceeded. Consider increasing your provisioning level for "
+		    "the under-provisioned global secondary indexes with the "
+		    "UpdateTable API." : "Throughput exceeds the current "
+		    "capacity for one or more global secondary indexes. "
+		    "DynamoDB is automatically scaling your index so please "
+		    "try again shortly.";
+	if (prov)
+		return "The level of configured provisioned throughput for the "
 		    "table was exceeded. Consider increasing your provisioning "
-		    "level with the UpdateTable API.");
-	else
-		errors_reply_with(r, ERR_THROTTLING, extra,
-		    "Throughput exceeds the current capacity of your table or "
-		    "index. DynamoDB is automatically scaling your table or "
-		    "index so please try again shortly. If exceptions persist, "
-		    "check if you have a hot key: https://docs.aws.amazon.com/"
-		    "amazondynamodb/latest/developerguide/"
-		    "bp-partition-key-design.html");
+		    "level with the UpdateTable API.";
+	return hot_key_hint ? "Throughput exceeds the current capacity of "
+	    "your table or index. DynamoDB is automatically scaling your "
+	    "table or index so please try again shortly. If exceptions "
+	    "persist, check if you have a hot key: https://docs.aws.amazon."
+	    "com/amazondynamodb/latest/developerguide/"
+	    "bp-partition-key-design.html" : "Throughput exceeds the current "
+	    "capacity of your table or index. DynamoDB is automatically "
+	    "scaling your table or index so please try again shortly.";
 }

@@ -80,6 +80,15 @@ void errors_throttled(reply *r, uint32_t throttle, const char *table_name,
     const char *index, const char *region);
 
 /*
+ * errors_throttle_message: DynamoDB's message for a throttle of these
+ * RPC_THROTTLE_* bits (a table's or a global index's, provisioned or
+ * on demand). hot_key_hint: the on-demand table's message ends with the
+ * hint on hot keys, as a throttled request's does (a cancelled
+ * transaction's reason has none).
+ */
+const char *errors_throttle_message(uint32_t throttle, bool hot_key_hint);
+
+/*
  * errors_table_arn writes the ARN DynamoDB gives table `name` in region
  * into buf[0..len).
  */

@@ -278,6 +278,8 @@ add_record(index_state *s, uint32_t index_id, uint64_t epoch,
     store_batch *b)
 {
 	size_t vl;
+	if (b == NULL)
+		return KV_OK; /* only the units are asked (index_outbox) */
 	uint64_t num = index_next_number(s);
 	uint8_t *k = arena_alloc(a, OUTBOX_KEY_LEN);
 	uint8_t *v = index_record_encode(a, index_id, epoch, num, key, kl,

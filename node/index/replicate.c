@@ -135,6 +135,20 @@ note_pressure(index_state *s, uint32_t id, uint32_t bits)
 	pthread_mutex_unlock(&s->count_mu);
 }
 
+/* Whether index id is pressed at now (its bits in *bits). Needs
+ * count_mu. */
+static bool
+pressed_locked(index_state *s, uint32_t id, int64_t now, uint32_t *bits)
+{
+	for (size_t k = 0; k < s->n_counts; k++)
+		if (s->counts[k].id == id && s->counts[k].pressed_until_us >
+		    now) {
+			*bits = s->counts[k].pressed_bits;
+			return true;
+		}
+	return false;
+}
+
 bool
 index_pressed(node *n, const store_batch *b, uint32_t *index_id,
     uint32_t *bits)
@@ -148,14 +162,24 @@ index_pressed(node *n, const store_batch *b, uint32_t *index_id,
 		if (op->key_len != OUTBOX_KEY_LEN ||
 		    memcmp(op->key, outbox_lo, sizeof(outbox_lo)) != 0)
 			continue;
-		uint32_t id = bytes_get_be32(op->key + 5);
-		for (size_t k = 0; k < s->n_counts && !pressed; k++)
-			if (s->counts[k].id == id &&
-			    s->counts[k].pressed_until_us > now) {
-				pressed = true;
-				*index_id = id;
-				*bits = s->counts[k].pressed_bits;
-			}
+		*index_id = bytes_get_be32(op->key + 5);
+		pressed = pressed_locked(s, *index_id, now, bits);
+	}
+	pthread_mutex_unlock(&s->count_mu);
+	return pressed;
+}
+
+bool
+index_units_pressed(node *n, const index_units *u, size_t n_u,
+    uint32_t *index_id, uint32_t *bits)
+{
+	index_state *s = n->gsi;
+	bool pressed = false;
+	int64_t now = now_us();
+	pthread_mutex_lock(&s->count_mu);
+	for (size_t i = 0; i < n_u && !pressed; i++) {
+		*index_id = u[i].index_id;
+		pressed = pressed_locked(s, *index_id, now, bits);
 	}
 	pthread_mutex_unlock(&s->count_mu);
 	return pressed;

@@ -84,6 +84,33 @@ collection_full(node *n, const catalog *view, act *x,
 	return rv == KV_COLL_FULL;
 }
 
+/*
+ * Whether writing new_v over old_v would change a global index whose
+ * owners cannot take its writes (index_pressed): the action is then
+ * throttled, as a single write to the table is (write.c), with the
+ * index's name in its message for the router (view: the node's catalog,
+ * read-locked; NULL: not known, not checked).
+ */
+static bool
+index_short(node *n, const catalog *view, act *x, const value *old_v,
+    const value *new_v, arena *a)
+{
+	const table *t = view != NULL ? table_find_id(view, x->req.table_id) :
+	    NULL;
+	if (t == NULL || !index_table_indexed(t))
+		return false;
+	index_units *u = arena_alloc(a, (t->n_indexes + 1) * sizeof(*u));
+	size_t nu = 0;
+	uint32_t iid, bits;
+	if (u == NULL || index_outbox(n, t, 0, old_v, new_v, a, NULL, u,
+	    &nu) != KV_OK || !index_units_pressed(n, u, nu, &iid, &bits))
+		return false;
+	x->out.code = KV_THROTTLED;
+	x->out.throttle = bits | RPC_THROTTLE_INDEX;
+	x->out.message = index_name_of_locked(n, iid, a);
+	return true;
+}
+
 /* Checks action x (its partition's mutex held): fills x->out. */
 static void
 check_one(node *n, const catalog *view, act *x, arena *a)
@@ -170,6 +197,8 @@ check_one(node *n, const catalog *view, act *x, arena *a)
 		fail_with(a, out, KV_COLL_FULL, "Collection size exceeded.");
 		return;
 	}
+	if (index_short(n, view, x, old_v, new_v, a))
+		return;
 	if (new_v == NULL) {
 		x->kind = TXN_DELETE;
 		return;

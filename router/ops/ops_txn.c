@@ -397,17 +397,13 @@ reason_of(api_ctx *c, const action *x, const char **code)
 		    "Transaction is ongoing for the item.");
 	case KV_THROTTLED:
 		/* DynamoDB's code by the table's billing: provisioned tables
-		 * exceed their throughput, on-demand ones are throttled. */
+		 * exceed their throughput, on-demand ones are throttled; a
+		 * global index that cannot take the write has DynamoDB's
+		 * message for an index (errors.c). */
 		*code = (g->throttle & RPC_THROTTLE_TABLE_PROVISIONED) ?
 		    "ProvisionedThroughputExceeded" : "ThrottlingError";
 		return json_pack("{s:s,s:s}", "Code", *code, "Message",
-		    (g->throttle & RPC_THROTTLE_TABLE_PROVISIONED) ?
-		    "The level of configured provisioned throughput for the "
-		    "table was exceeded. Consider increasing your provisioning "
-		    "level with the UpdateTable API." :
-		    "Throughput exceeds the current capacity of your table or "
-		    "index. DynamoDB is automatically scaling your table or "
-		    "index so please try again shortly.");
+		    errors_throttle_message(g->throttle, false));
 	case KV_COLL_FULL:
 		*code = "ItemCollectionSizeLimitExceeded";
 		return json_pack("{s:s,s:s}", "Code", *code, "Message",

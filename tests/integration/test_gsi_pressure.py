@@ -6,7 +6,9 @@ partitions can. The base writes that would add to that index are then
 throttled, with DynamoDB's answer for a GSI (ThrottlingException,
 reason IndexWriteKeyRangeThroughputExceeded on the index's ARN), writes
 that do not touch it are not, nothing is lost, and the index does not
-fall ever further behind.
+fall ever further behind. BatchWriteItem hands the puts held back in
+UnprocessedItems, and a transaction that would add to the index is
+cancelled (ThrottlingError) and writes nothing.
 """
 
 import json
@@ -55,6 +57,8 @@ def test_a_slow_index_throttles_its_table(cluster, unique):
     time.sleep(4)
     # Meanwhile, a write that no index takes is not held back.
     ddb.put_item(TableName=name, Item={"pk": S("plain"), "sk": N(1)})
+    batch = batch_meets_pressure(ddb, name)
+    txn = transaction_meets_pressure(ddb, name)
     stop.set()
     for th in ths:
         th.join()
@@ -64,6 +68,64 @@ def test_a_slow_index_throttles_its_table(cluster, unique):
         r["reason"] == "IndexWriteKeyRangeThroughputExceeded" and
         r["resource"].endswith(":table/%s/index/by_owner" % name)
         for r in reasons), reasons[:3]
+    assert batch, "no BatchWriteItem put was held back by the index"
+    assert txn is not None, "no transaction was held back by the index"
+    # The cancelled transaction wrote nothing, not even its other action.
+    for k in (txn, txn + "-other"):
+        assert "Item" not in ddb.get_item(
+            TableName=name, Key={"pk": S(k), "sk": N(1)},
+            ConsistentRead=True), k
     # The index took roughly its ceiling, not the writers' rate: what it
     # has not taken yet is bounded by a few seconds of it.
     until_converged(ddb, name, timeout=30)
+
+
+def batch_meets_pressure(ddb, name):
+    """A BatchWriteItem of 25 puts that all add to the pressed index
+    while it is pressed: as in DynamoDB, the puts it holds back come back
+    in UnprocessedItems (or, were every one held back, the batch is
+    throttled); the others are written. How many were held back."""
+    reqs = [{"PutRequest": {"Item": {
+        "pk": S("batch-%d" % j), "sk": N(1), "owner": S("same"),
+        "at": N(10 ** 9 + j)}}} for j in range(25)]
+    try:
+        r = ddb.batch_write_item(RequestItems={name: reqs})
+    except ClientError as e:
+        assert e.response["Error"]["Code"] in (
+            "ThrottlingException",
+            "ProvisionedThroughputExceededException"), e.response
+        return len(reqs)
+    held = r.get("UnprocessedItems", {}).get(name, [])
+    held_keys = {w["PutRequest"]["Item"]["pk"]["S"] for w in held}
+    for w in reqs:
+        k = w["PutRequest"]["Item"]["pk"]["S"]
+        got = ddb.get_item(TableName=name, Key={"pk": S(k), "sk": N(1)},
+                           ConsistentRead=True)
+        assert ("Item" in got) == (k not in held_keys), (k, held_keys)
+    return len(held)
+
+
+def transaction_meets_pressure(ddb, name):
+    """A TransactWriteItems whose Put adds to the pressed index, beside
+    a Put of an item no index takes: cancelled, its reason for the first
+    action ThrottlingError with DynamoDB's message for an index, None for
+    the other. The key of the cancelled Put, or None."""
+    for attempt in range(10):
+        k = "txn-%d" % attempt
+        try:
+            ddb.transact_write_items(TransactItems=[
+                {"Put": {"TableName": name, "Item": {
+                    "pk": S(k), "sk": N(1), "owner": S("same"),
+                    "at": N(2 * 10 ** 9 + attempt)}}},
+                {"Put": {"TableName": name, "Item": {
+                    "pk": S(k + "-other"), "sk": N(1)}}}])
+            continue  # not pressed at that moment: try again
+        except ClientError as e:
+            err = e.response["Error"]
+            assert err["Code"] == "TransactionCanceledException", err
+            reasons = e.response["CancellationReasons"]
+            assert reasons[0]["Code"] == "ThrottlingError", reasons
+            assert "global secondary indexes" in reasons[0]["Message"]
+            assert reasons[1]["Code"] == "None", reasons
+            return k
+    return None

@@ -31,9 +31,10 @@
  * under it, so bus_unlisten (which its owner calls before closing the
  * socket) waits for a probe under way and no probe starts on a socket
  * being closed. A listener paused by a fault (bus_listen_pause) is closed
- * and made again under it too, and is not probed while paused. The pipe callbacks (nng's threads) touch only the
- * atomic counts; a slot is never freed, so a late callback of a socket
- * that is gone counts into memory that stays valid.
+ * and made again under it too, and is not probed while paused. The pipe
+ * callbacks (nng's threads) touch only the atomic counts; a slot is never
+ * freed, so a late callback of a socket that is gone counts into memory
+ * that stays valid.
  */
 #include "bus.h"
 #include "clock.h"

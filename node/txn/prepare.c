@@ -197,10 +197,9 @@ check_one(node *n, const catalog *view, act *x, arena *a)
 		fail_with(a, out, KV_COLL_FULL, "Collection size exceeded.");
 		return;
 	}
-	if (index_short(n, view, x, old_v, new_v, a))
-		return;
 	if (new_v == NULL) {
-		x->kind = TXN_DELETE;
+		if (!index_short(n, view, x, old_v, new_v, a))
+			x->kind = TXN_DELETE;
 		return;
 	}
 	size_t size = item_size(new_v);
@@ -221,6 +220,8 @@ check_one(node *n, const catalog *view, act *x, arena *a)
 		fail_with(a, out, KV_EINVAL, msg);
 		return;
 	}
+	if (index_short(n, view, x, old_v, new_v, a))
+		return;
 	x->rec_len = RECORD_HEADER + codec_size(new_v);
 	if ((x->rec = arena_alloc(a, x->rec_len)) == NULL) {
 		out->code = KV_ENOMEM;

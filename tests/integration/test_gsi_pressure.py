@@ -84,25 +84,31 @@ def batch_meets_pressure(ddb, name):
     """A BatchWriteItem of 25 puts that all add to the pressed index
     while it is pressed: as in DynamoDB, the puts it holds back come back
     in UnprocessedItems (or, were every one held back, the batch is
-    throttled); the others are written. How many were held back."""
-    reqs = [{"PutRequest": {"Item": {
-        "pk": S("batch-%d" % j), "sk": N(1), "owner": S("same"),
-        "at": N(10 ** 9 + j)}}} for j in range(25)]
-    try:
-        r = ddb.batch_write_item(RequestItems={name: reqs})
-    except ClientError as e:
-        assert e.response["Error"]["Code"] in (
-            "ThrottlingException",
-            "ProvisionedThroughputExceededException"), e.response
-        return len(reqs)
-    held = r.get("UnprocessedItems", {}).get(name, [])
-    held_keys = {w["PutRequest"]["Item"]["pk"]["S"] for w in held}
-    for w in reqs:
-        k = w["PutRequest"]["Item"]["pk"]["S"]
-        got = ddb.get_item(TableName=name, Key={"pk": S(k), "sk": N(1)},
-                           ConsistentRead=True)
-        assert ("Item" in got) == (k not in held_keys), (k, held_keys)
-    return len(held)
+    throttled); the others are written. How many were held back, over up
+    to five batches (the next one only when none was)."""
+    for attempt in range(5):
+        reqs = [{"PutRequest": {"Item": {
+            "pk": S("batch-%d-%d" % (attempt, j)), "sk": N(1),
+            "owner": S("same"), "at": N(10 ** 9 + 100 * attempt + j)}}}
+            for j in range(25)]
+        try:
+            r = ddb.batch_write_item(RequestItems={name: reqs})
+        except ClientError as e:
+            assert e.response["Error"]["Code"] in (
+                "ThrottlingException",
+                "ProvisionedThroughputExceededException"), e.response
+            return len(reqs)
+        held = r.get("UnprocessedItems", {}).get(name, [])
+        held_keys = {w["PutRequest"]["Item"]["pk"]["S"] for w in held}
+        for w in reqs:
+            k = w["PutRequest"]["Item"]["pk"]["S"]
+            got = ddb.get_item(TableName=name,
+                               Key={"pk": S(k), "sk": N(1)},
+                               ConsistentRead=True)
+            assert ("Item" in got) == (k not in held_keys), (k, held_keys)
+        if held:
+            return len(held)
+    return 0
 
 
 def transaction_meets_pressure(ddb, name):

@@ -57,11 +57,13 @@ def test_a_slow_index_throttles_its_table(cluster, unique):
     time.sleep(4)
     # Meanwhile, a write that no index takes is not held back.
     ddb.put_item(TableName=name, Item={"pk": S("plain"), "sk": N(1)})
-    batch = batch_meets_pressure(ddb, name)
-    txn = transaction_meets_pressure(ddb, name)
-    stop.set()
-    for th in ths:
-        th.join()
+    try:
+        batch = batch_meets_pressure(ddb, name)
+        txn = transaction_meets_pressure(ddb, name)
+    finally:
+        stop.set()  # the writers stop, whatever the checks found
+        for th in ths:
+            th.join()
     assert throttled, "no write was throttled (%d written)" % written[0]
     assert set(throttled) == {"ThrottlingException"}
     assert reasons and all(

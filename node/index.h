@@ -205,9 +205,12 @@ bool index_pressed(node *n, const store_batch *b, uint32_t *index_id,
     uint32_t *bits);
 
 /* index_units_pressed: as index_pressed, for a write that would change
- * the indexes of u[0..n_u) (index_outbox's units). */
+ * the indexes of u[0..n_u) (index_outbox's units). index_table_pressed:
+ * whether any global index of t is held back now (a cheap first look,
+ * before working out which indexes a write changes). */
 bool index_units_pressed(node *n, const index_units *u, size_t n_u,
     uint32_t *index_id, uint32_t *bits);
+bool index_table_pressed(node *n, const table *t);
 
 /* index_name_of_locked returns the name of the index whose table is
  * index_id, in a, or NULL; the caller holds the view (index_view_table). */

@@ -170,6 +170,21 @@ index_pressed(node *n, const store_batch *b, uint32_t *index_id,
 }
 
 bool
+index_table_pressed(node *n, const table *t)
+{
+	index_state *s = n->gsi;
+	bool pressed = false;
+	uint32_t bits;
+	int64_t now = now_us();
+	pthread_mutex_lock(&s->count_mu);
+	for (size_t i = 0; i < t->n_indexes && !pressed; i++)
+		pressed = index_kept_global(&t->indexes[i]) &&
+		    pressed_locked(s, t->indexes[i].table_id, now, &bits);
+	pthread_mutex_unlock(&s->count_mu);
+	return pressed;
+}
+
+bool
 index_units_pressed(node *n, const index_units *u, size_t n_u,
     uint32_t *index_id, uint32_t *bits)
 {

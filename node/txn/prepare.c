@@ -97,8 +97,8 @@ index_short(node *n, const catalog *view, act *x, const value *old_v,
 {
 	const table *t = view != NULL ? table_find_id(view, x->req.table_id) :
 	    NULL;
-	if (t == NULL || !index_table_indexed(t))
-		return false;
+	if (t == NULL || !index_table_indexed(t) || !index_table_pressed(n, t))
+		return false; /* nearly always: no projection worked out */
 	index_units *u = arena_alloc(a, (t->n_indexes + 1) * sizeof(*u));
 	size_t nu = 0;
 	uint32_t iid, bits;

@@ -11,7 +11,8 @@ synchronously, in the request):
     projection ALL; by_seq: g2 HASH, KEYS_ONLY). kv-load --index-keys
     gives every write a new g1 and g2, so that each write moves its
     entry in both indexes (a delete and a put in each: four index
-    records per write, the heavy case). Items: 150-byte pad, 10,000 keys.
+    records per write, the heavy case). Items: 150-byte pad, 10,000 keys;
+    each round's puts draw their keys with a seed of the round's own.
     The same again into two more tables with keys drawn from ten
     million, so that nearly every put makes a new item (two index
     records a write, no deletes): printed, not judged.
@@ -141,9 +142,9 @@ def gauges(urls, name):
 
 def tombstones(urls):
     """Index tombstones written, replaced by puts (gone uncollected: a
-    run of kv-load counts g2 from 0 again, so later runs put entries
-    where earlier ones left tombstones) and collected over the nodes,
-    and the collector's sweep seconds (node 0's /metrics)."""
+    put of an entry where a tombstone lay; each run of kv-load counts g2
+    from 0 again, so a later run's put may meet one) and collected over
+    the nodes, and the collector's sweep seconds (node 0's /metrics)."""
     t = {"written": 0.0, "replaced": 0.0, "collected": 0.0, "sweep_s": 0.0}
     for url in urls:
         with urllib.request.urlopen(url, timeout=5) as r:
@@ -219,17 +220,22 @@ def p99(xs):
     return xs[max(0, -(-99 * len(xs) // 100) - 1)] if xs else None
 
 
-def put_run(args, kvload, t, table):
-    """PutItem/s into table (TABLES) on target t, and t's processes' CPU
-    per PutItem in microseconds (what the rate alone hides on a shared
-    machine)."""
+def put_run(args, kvload, t, table, r):
+    """PutItem/s into table (TABLES) on target t in round r, and t's
+    processes' CPU per PutItem in microseconds (what the rate alone hides
+    on a shared machine). Each round draws its keys with a seed of its
+    own, the same on every target: with one seed, a later round would
+    replay the first one's puts, the same key and g2 in the same order,
+    so that its indexed puts would all land on the entries (by then
+    tombstones) the first round wrote, and its new items would not be
+    new."""
     url = t.url
     keys = TABLES[table][1]
     c0 = cpu_seconds(t.pids)
     s = kvload(args, url, [
         "--table", table, "--workload", "put", "--keys", str(keys),
         "--index-keys", "--connections", str(args.connections),
-        "--duration", str(args.seconds)])
+        "--duration", str(args.seconds), "--seed", str(r + 1)])
     if s.get("_failed"):
         raise RuntimeError("kv-load put into %s at %s failed:\n%s" % (
             table, url, s["_stdout"]))
@@ -313,13 +319,13 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
                     if t.name in clusters and name == "indexed":
                         urls = clusters[t.name].node_metrics
                         with LagSampler(urls) as ls:
-                            ops, us = put_run(args, kvload, t, name)
+                            ops, us = put_run(args, kvload, t, name, r)
                         lags[t.name] += ls.samples
                         took = drain(urls)
                         if t is kv:
                             drained.append(took)
                     else:
-                        ops, us = put_run(args, kvload, t, name)
+                        ops, us = put_run(args, kvload, t, name, r)
                         if t.name in clusters and TABLES[name][0]:
                             # Not into the next run's time or CPU.
                             drain(clusters[t.name].node_metrics)

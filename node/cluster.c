@@ -23,6 +23,7 @@
 #include "node.h"
 #include "peer.h"
 #include "survey.h"
+#include "thread_name.h"
 
 /* What the catalog node last heard from one member. */
 typedef struct member_health {
@@ -231,6 +232,7 @@ health_run(void *arg)
 {
 	node *n = arg;
 	health *h = n->cl->health;
+	thread_name("kv-health");
 	pthread_mutex_lock(&h->mu);
 	while (!h->stop) {
 		pthread_mutex_unlock(&h->mu);

@@ -59,6 +59,7 @@
 
 #include "nframe.h"
 #include "rpc.h"
+#include "thread_name.h"
 
 #define WRITE_TIMEOUT_MS 10000 /* a client that stops reading is dropped */
 #define FLUSH_EVERY 8
@@ -325,6 +326,7 @@ static void *
 conn_run(void *arg)
 {
 	sconn *c = arg;
+	thread_name("kv-conn");
 	while (on_readable(c->s, c))
 		;
 	/* Its locks go; its writes too, unanswered (outcome unknown). */
@@ -379,6 +381,7 @@ static void *
 acceptor(void *arg)
 {
 	server *s = arg;
+	thread_name("kv-accept");
 	struct pollfd p[2] = { { .fd = s->lfd, .events = POLLIN },
 		{ .fd = s->wake[0], .events = POLLIN } };
 

@@ -23,6 +23,7 @@
 #include "keyenc.h"
 #include "number.h"
 #include "txn.h"
+#include "thread_name.h"
 
 #define CHUNK 128
 #define FIVE_YEARS_S (5ull * 365 * 86400)
@@ -234,6 +235,7 @@ run(void *arg)
 {
 	node *n = arg;
 	ttl_state *s = n->ttl;
+	thread_name("kv-ttl");
 	pthread_mutex_lock(&s->mu);
 	while (!s->stop) {
 		struct timespec ts;

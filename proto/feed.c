@@ -40,6 +40,7 @@
 
 #include "wire.h"
 #include "wire_cluster.h"
+#include "thread_name.h"
 
 /* After a failed fetch, the next try. */
 #define FETCH_RETRY_MS 200
@@ -100,6 +101,7 @@ static void *
 heartbeat_run(void *arg)
 {
 	feed_pub *p = arg;
+	thread_name("kv-feed-beat");
 	pthread_mutex_lock(&p->mu);
 	while (!p->stop) {
 		struct timespec ts;
@@ -415,6 +417,7 @@ sub_run(void *arg)
 	feed_sub *s = arg;
 	bool need = true;
 	int64_t retry_at = 0, heard = bus_mono_ms();
+	thread_name("kv-feed-sub");
 
 	while (!atomic_load(&s->stop)) {
 		int64_t now = bus_mono_ms();

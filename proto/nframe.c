@@ -23,6 +23,7 @@
 #include "bus.h" /* nng.h, before its protocols */
 #include <nng/protocol/reqrep0/rep.h>
 #include <nng/protocol/reqrep0/req.h>
+#include "thread_name.h"
 
 /* Messages a channel queues while nng's thread writes. */
 #define SEND_QUEUE 128
@@ -153,6 +154,7 @@ static void *
 serve_run(void *arg)
 {
 	nframe_server *s = arg;
+	thread_name("kv-nframe");
 	while (!atomic_load(&s->stop)) {
 		nng_msg *m;
 		if (bus_recv(s->sock, s->aio, NNG_DURATION_INFINITE, &m) != 0)

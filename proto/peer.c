@@ -45,6 +45,7 @@
 #include <nng/protocol/reqrep0/req.h>
 
 #include "config.h"
+#include "thread_name.h"
 
 _Static_assert(PEER_REDIAL_MS == BUS_REDIAL_MS, "peer.h's redial time is "
     "bus.h's");
@@ -132,6 +133,7 @@ work(void *arg)
 	worker *w = arg;
 	peer *p = w->p;
 	nng_aio *aio = w->aio;
+	thread_name("kv-peer");
 	nng_ctx ctx;
 	if (nng_ctx_open(&ctx, p->srv) != 0)
 		return NULL;

@@ -43,6 +43,7 @@
 #include "bus.h" /* nng.h, before its protocols */
 #include <nng/protocol/survey0/respond.h>
 #include <nng/protocol/survey0/survey.h>
+#include "thread_name.h"
 
 
 struct survey_resp {
@@ -58,6 +59,7 @@ static void *
 resp_run(void *arg)
 {
 	survey_resp *r = arg;
+	thread_name("kv-survey");
 	while (!atomic_load(&r->stop)) {
 		nng_msg *m;
 		if (bus_recv(r->sock, r->aio, NNG_DURATION_INFINITE, &m) != 0)

@@ -25,6 +25,7 @@
 #include "part.h"
 #include "throttle.h"
 #include "value.h"
+#include "thread_name.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -684,6 +685,7 @@ run(void *arg)
 	node *n = arg;
 	heat_mon *m = n->heat;
 	m->last_ns = mono_ns();
+	thread_name("kv-heat");
 	pthread_mutex_lock(&m->mu);
 	while (!m->stop) {
 		struct timespec ts;

@@ -31,6 +31,7 @@
 #include "move.h"
 #include "node.h"
 #include "survey.h"
+#include "thread_name.h"
 
 #define MOVE_KEY_LEN 5
 static const uint8_t move_key[MOVE_KEY_LEN] = { 0, 0, 0, 0, 'M' };
@@ -1257,6 +1258,7 @@ mover(void *arg)
 {
 	node *n = arg;
 	catalog_state *cs = n->cat;
+	thread_name("kv-mover");
 	pthread_mutex_lock(&cs->mu);
 	while (!cs->stop) {
 		if (cs->n_place == 0) {

@@ -33,6 +33,7 @@
 #include "feed.h"
 #include "index_key.h"
 #include "node.h"
+#include "thread_name.h"
 
 #define CATALOG_KEY_LEN 5
 static const uint8_t catalog_key[CATALOG_KEY_LEN] = { 0, 0, 0, 0, 'C' };
@@ -1148,6 +1149,7 @@ static void *
 worker(void *arg)
 {
 	node *n = arg;
+	thread_name("kv-catalog");
 	reshape_recover(n); /* a move the last run left half done */
 	bool failed = work_once(n, true);
 	bool resend_all = failed;

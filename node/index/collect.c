@@ -18,6 +18,7 @@
 
 #include "catalog_node.h"
 #include "clock.h"
+#include "thread_name.h"
 
 #define COLLECT_BUDGET_US 50000 /* of sweeping, per SWEEP request */
 #define COLLECT_CHUNK 256       /* tombstones deleted in one batch */
@@ -565,6 +566,7 @@ collector_run(void *arg)
 {
 	node *n = arg;
 	index_state *s = n->gsi;
+	thread_name("kv-gsi-collect");
 	while (!wait_or_stop(s, (int64_t) n->cfg.gsi_collect_s * 1000))
 		atomic_fetch_add(&s->rounds[round_once(n)], 1);
 	return NULL;

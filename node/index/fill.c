@@ -4,6 +4,8 @@
  */
 #include "index_int.h"
 
+#include "thread_name.h"
+
 /* ---- filling an index (RPC_INDEX_BACKFILL) ---- */
 
 static bool
@@ -154,6 +156,7 @@ fill_run(void *arg)
 	index_state *s = n->gsi;
 	struct fill_done *todo = NULL;
 	size_t k = 0;
+	thread_name("kv-gsi-fill");
 
 	/* The partitions to fill: this node's, not filled at their epoch. */
 	pthread_rwlock_rdlock(&n->parts.lock);

@@ -4,6 +4,8 @@
  */
 #include "index_int.h"
 
+#include "thread_name.h"
+
 /* ---- the replicator ---- */
 
 typedef struct pending {
@@ -642,6 +644,7 @@ repl_run(void *arg)
 	node *n = arg;
 	index_state *s = n->gsi;
 	bool failed = false, waiting = false;
+	thread_name("kv-gsi-repl");
 	pthread_mutex_lock(&s->mu);
 	while (!s->stop) {
 		s->kicked = false;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "cluster.h"
+#include "thread_name.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -313,6 +314,7 @@ resolver(void *arg)
 {
 	node *n = arg;
 	txn_state *s = n->txn;
+	thread_name("kv-txn-resolve");
 	pthread_mutex_lock(&s->run_mu);
 	while (!s->stop) {
 		struct timespec ts;

@@ -84,6 +84,7 @@
 
 #include "http_int.h"
 #include "nframe.h"
+#include "thread_name.h"
 
 static atomic_uint_fast64_t request_seq;
 
@@ -437,6 +438,7 @@ static void *
 worker(void *arg)
 {
 	http *h = arg;
+	thread_name("kv-http-work");
 	for (;;) {
 		pthread_mutex_lock(&h->pool_mu);
 		while (h->queue == NULL && !atomic_load(&h->stop))
@@ -1207,6 +1209,7 @@ loop_run(void *arg)
 {
 	loop *l = arg;
 	http *h = l->h;
+	thread_name("kv-http-loop");
 	struct epoll_event evs[256];
 
 	while (!atomic_load(&h->stop)) {

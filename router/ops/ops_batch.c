@@ -34,6 +34,7 @@
 #include "request.h"
 #include "request_expr.h"
 #include "route.h"
+#include "thread_name.h"
 
 #define BATCH_WRITE_MAX 25
 #define BATCH_GET_MAX 100
@@ -431,6 +432,7 @@ worker(void *arg)
 {
 	batch_job *b = arg;
 	api_ctx wc = *b->c;
+	thread_name("kv-batch");
 	arena a;
 	wc.a = &a;
 	for (;;) {

@@ -47,6 +47,7 @@
 #include "ops_txn.h"
 #include "request.h"
 #include "route.h"
+#include "thread_name.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -686,6 +687,7 @@ call_run(void *arg)
 {
 	call *q = arg;
 	tp_call *k = q->k;
+	thread_name("kv-txn-call");
 	if (k->op == RPC_TXN_PREPARE)
 		k->rv = send_group(&q->c, q->t->xs, q->t->n, k->node, k->op,
 		    q->t->txn, q->t->nodes[0], k->limit, &k->seq);

@@ -380,6 +380,44 @@ def test_metrics_show_the_outbox(cluster, ddb, unique):
     assert written >= 1 and applied >= 1
 
 
+def thread_names(proc):
+    """The names of a cluster process's threads."""
+    task = "/proc/%d/task" % proc.p.pid
+    names = set()
+    for tid in os.listdir(task):
+        try:
+            with open(os.path.join(task, tid, "comm")) as f:
+                names.add(f.read().strip())
+        except OSError:
+            pass  # a thread that has just ended
+    return names
+
+
+@pytest.mark.processes
+def test_threads_carry_their_names(cluster, ddb, unique):
+    """A node's and a router's threads are named (core/thread_name.h),
+    so top -H shows the index replicator and the applies apart from the
+    requests; unnamed, they would carry their creators' names."""
+    cluster.require_processes()
+    name = "gsithreads-" + unique
+    make_indexed(ddb, name)
+    for i in range(20):
+        ddb.put_item(TableName=name, Item={
+            "pk": S("t%d" % i), "sk": N(1), "owner": S("o%d" % i),
+            "at": N(i)})
+    until_converged(ddb, name)
+    for i, node in enumerate(cluster.nodes):
+        want = {"kv-conn", "kv-accept", "kv-gsi-repl", "kv-peer",
+                "kv-survey"}
+        if i == 0:
+            want |= {"kv-gsi-collect", "kv-catalog"}  # node 0's alone
+        missing = want - thread_names(node)
+        assert not missing, (i, missing)
+    for router in cluster.routers:
+        missing = {"kv-http-loop", "kv-feed-sub"} - thread_names(router)
+        assert not missing, missing
+
+
 def test_backfill_while_writes_run(ddb, unique):
     """An index added to a table with data: CREATING with Backfilling,
     then ACTIVE, with every item exactly once, while another thread

@@ -15,7 +15,10 @@ synchronously, in the request):
     each round's puts draw their keys with a seed of the round's own.
     The same again into two more tables with keys drawn from ten
     million, so that nearly every put makes a new item (two index
-    records a write, no deletes): printed, not judged.
+    records a write, no deletes): printed, not judged. On our clusters,
+    the CPU per put is also split by thread (process and thread name:
+    the nodes' request threads, replicator, applies for other nodes,
+    nng's threads, the routers' loops), medians of the rounds.
  2. Replication lag while the indexed puts run at full speed (on our
     cluster, and on --vs-build's, each printed): every
     100 ms the bench reads each node's kv_index_outbox_oldest_seconds
@@ -54,7 +57,7 @@ import threading
 import time
 import urllib.request
 
-from measure import cpu_seconds
+from measure import cpu_seconds, thread_cpu
 
 KEYS = 10000
 NEW_KEYS = 10000000
@@ -220,10 +223,19 @@ def p99(xs):
     return xs[max(0, -(-99 * len(xs) // 100) - 1)] if xs else None
 
 
+def thread_medians(runs):
+    """The median over runs of each thread group's CPU per put (a group
+    missing from a run counts 0 there), groups of 0.05 us and more."""
+    keys = set(k for by in runs for k in by)
+    med = dict((k, statistics.median([by.get(k, 0.0) for by in runs]))
+               for k in keys)
+    return dict((k, v) for k, v in med.items() if v >= 0.05)
+
+
 def put_run(args, kvload, t, table, r):
     """PutItem/s into table (TABLES) on target t in round r, and t's
     processes' CPU per PutItem in microseconds (what the rate alone hides
-    on a shared machine). Each round draws its keys with a seed of its
+    on a shared machine), and that CPU by thread (measure.thread_cpu). Each round draws its keys with a seed of its
     own, the same on every target: with one seed, a later round would
     replay the first one's puts, the same key and g2 in the same order,
     so that its indexed puts would all land on the entries (by then
@@ -231,7 +243,7 @@ def put_run(args, kvload, t, table, r):
     new."""
     url = t.url
     keys = TABLES[table][1]
-    c0 = cpu_seconds(t.pids)
+    c0, th0 = cpu_seconds(t.pids), thread_cpu(t.pids)
     s = kvload(args, url, [
         "--table", table, "--workload", "put", "--keys", str(keys),
         "--index-keys", "--connections", str(args.connections),
@@ -240,8 +252,11 @@ def put_run(args, kvload, t, table, r):
         raise RuntimeError("kv-load put into %s at %s failed:\n%s" % (
             table, url, s["_stdout"]))
     ops = s["totals"]["ok_per_s"]
-    return ops, 1e6 * (cpu_seconds(t.pids) - c0) / max(
-        1.0, ops * args.seconds)
+    puts = max(1.0, ops * args.seconds)
+    th1 = thread_cpu(t.pids)
+    by_thread = dict((k, 1e6 * max(0.0, v - th0.get(k, 0.0)) / puts)
+                     for k, v in th1.items())
+    return ops, 1e6 * (cpu_seconds(t.pids) - c0) / puts, by_thread
 
 
 def query_cmd(extra):
@@ -310,6 +325,7 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
             create(t.url, name, indexed)
     rates = {t.name: {n: [] for n in TABLES} for t in targets}
     cpu = {t.name: {n: [] for n in TABLES} for t in targets}
+    threads = {t.name: {n: [] for n in TABLES} for t in targets}
     lags = {name: [] for name in clusters}  # our clusters' lag samples
     drained = []
     for r in range(args.rounds):
@@ -319,18 +335,19 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
                     if t.name in clusters and name == "indexed":
                         urls = clusters[t.name].node_metrics
                         with LagSampler(urls) as ls:
-                            ops, us = put_run(args, kvload, t, name, r)
+                            ops, us, by = put_run(args, kvload, t, name, r)
                         lags[t.name] += ls.samples
                         took = drain(urls)
                         if t is kv:
                             drained.append(took)
                     else:
-                        ops, us = put_run(args, kvload, t, name, r)
+                        ops, us, by = put_run(args, kvload, t, name, r)
                         if t.name in clusters and TABLES[name][0]:
                             # Not into the next run's time or CPU.
                             drain(clusters[t.name].node_metrics)
                 rates[t.name][name].append(ops)
                 cpu[t.name][name].append(us)
+                threads[t.name][name].append(by)
                 print("  round %d %-9s %-11s %9.0f PutItem/s  CPU %6.1f "
                       "us/PutItem" % (r + 1, t.name, name, ops, us),
                       flush=True)
@@ -395,6 +412,9 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
         "lag_p99_s": p99(lag), "lag_max_s": max(lag) if lag else None,
         "drain_s": drained, "fill": fill, "collection": coll,
         "rocksdb": args.rocksdb,
+        "cpu_us_per_put_by_thread_medians": dict(
+            (t, dict((n, thread_medians(runs)) for n, runs in by.items()))
+            for t, by in threads.items() if t in clusters),
         "lag_by_target": dict((name, {
             "median_s": statistics.median(xs), "p99_s": p99(xs),
             "max_s": max(xs)}) for name, xs in lags.items() if xs),
@@ -416,6 +436,12 @@ def bench_gsi(args, kvload, start_cluster, start_peers, lifted, Alone):
                   t, med[t]["plain_new"], med[t]["indexed_new"],
                   med[t]["indexed_new"] / med[t]["plain_new"],
                   cm["plain_new"], cm["indexed_new"]))
+    for t, by in res["cpu_us_per_put_by_thread_medians"].items():
+        for n, what in (("plain", "without indexes"),
+                        ("indexed", "with two GSIs")):
+            print("%-9s CPU per PutItem %s, by thread (us): %s" % (
+                t, what, ", ".join("%s %.1f" % (k, v) for k, v in sorted(
+                    by[n].items(), key=lambda kv: -kv[1]) if v >= 0.5)))
     for t in med:
         print("%-9s Query/s on GSI %s (Limit 10) %9.0f, p99 %.2f ms" % (
             t, QUERY_INDEX, med[t]["query"],

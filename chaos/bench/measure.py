@@ -31,6 +31,38 @@ def cpu_seconds(pids):
     return sum(cpu_ticks(p) for p in pids) / os.sysconf("SC_CLK_TCK")
 
 
+def thread_cpu(pids):
+    """CPU seconds so far of every thread of pids, summed by process and
+    thread name ("kv-node/kv-conn"; the threads name themselves,
+    core/thread_name.h), nng's and RocksDB's threads by their prefix
+    ("kv-node/nng", "kv-node/rocksdb"). A thread that ended is left out."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for pid in pids:
+        try:
+            with open("/proc/%d/comm" % pid) as f:
+                proc = f.read().strip()
+            tids = os.listdir("/proc/%d/task" % pid)
+        except OSError:
+            continue
+        for tid in tids:
+            base = "/proc/%d/task/%s/" % (pid, tid)
+            try:
+                with open(base + "comm") as f:
+                    name = f.read().strip()
+                with open(base + "stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            for prefix in ("nng:", "rocksdb:"):
+                if name.startswith(prefix):
+                    name = prefix[:-1]
+            key = "%s/%s" % (proc, name)
+            out[key] = out.get(key, 0.0) + (
+                int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
 def major_faults(pid):
     """Major page faults of pid so far."""
     f = stat_fields(pid)

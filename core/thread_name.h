@@ -1,8 +1,8 @@
 /*
  * thread_name.h — gives the calling thread a name that top -H, ps -L and
- * /proc/PID/task/TID/comm show. Without one, a thread inherits its
- * creator's name, and a thread started from one of nng's callbacks shows
- * as nng's, which hides where a process's CPU goes.
+ * /proc/PID/task/TID/comm show. Without one, a thread shows the name of
+ * the thread that started it, so that most of a process's threads look
+ * alike and where its CPU goes cannot be told.
  */
 #ifndef KV_CORE_THREAD_NAME_H
 #define KV_CORE_THREAD_NAME_H

@@ -233,9 +233,10 @@ def thread_medians(runs):
 
 
 def put_run(args, kvload, t, table, r):
-    """PutItem/s into table (TABLES) on target t in round r, and t's
+    """PutItem/s into table (TABLES) on target t in round r, t's
     processes' CPU per PutItem in microseconds (what the rate alone hides
-    on a shared machine), and that CPU by thread (measure.thread_cpu). Each round draws its keys with a seed of its
+    on a shared machine), and that CPU by thread (measure.thread_cpu).
+    Each round draws its keys with a seed of its
     own, the same on every target: with one seed, a later round would
     replay the first one's puts, the same key and g2 in the same order,
     so that its indexed puts would all land on the entries (by then

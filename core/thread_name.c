@@ -1,3 +1,7 @@
+/*
+ * thread_name.c — names the calling thread (thread_name.h), through
+ * pthread_setname_np, which needs _GNU_SOURCE before any header.
+ */
 #define _GNU_SOURCE
 #include "thread_name.h"
 

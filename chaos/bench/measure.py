@@ -9,15 +9,22 @@ from the others.
 import os
 
 
-def stat_fields(pid):
-    """/proc/PID/stat's fields after the command name (which may hold
-    spaces and parentheses): [0] state, [1] ppid, [9] major faults,
-    [11] utime, [12] stime, [19] start time; None if pid is gone."""
+def stat_file_fields(path):
+    """A stat file's fields (/proc/PID/stat, or a thread's
+    /proc/PID/task/TID/stat) after the command name, which may hold
+    spaces and parentheses; None if it is gone."""
     try:
-        with open("/proc/%d/stat" % pid) as f:
+        with open(path) as f:
             return f.read().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
         return None
+
+
+def stat_fields(pid):
+    """/proc/PID/stat's fields after the command name: [0] state, [1]
+    ppid, [9] major faults, [11] utime, [12] stime, [19] start time;
+    None if pid is gone."""
+    return stat_file_fields("/proc/%d/stat" % pid)
 
 
 def cpu_ticks(pid):
@@ -50,9 +57,10 @@ def thread_cpu(pids):
             try:
                 with open(base + "comm") as f:
                     name = f.read().strip()
-                with open(base + "stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
+            except OSError:
+                continue
+            fields = stat_file_fields(base + "stat")
+            if fields is None:
                 continue
             for prefix in ("nng:", "rocksdb:"):
                 if name.startswith(prefix):

@@ -189,9 +189,12 @@ void index_kick(node *n);
 /*
  * index_count adds sign (+1 written, -1 deleted) to the waiting count of
  * the index of each outbox record in b (the other operations are left
- * alone), for the lag gauges; call it once b is in the store.
+ * alone), for the lag gauges; call it once b is in the store. Returns
+ * whether a record of b may go now, to kick the replicator for: false when
+ * each of their indexes waits (paused, or held by the delay) and the
+ * replicator will look at it again by itself.
  */
-void index_count(node *n, const store_batch *b, int sign);
+bool index_count(node *n, const store_batch *b, int sign);
 
 /*
  * index_pressed reports whether one of the outbox records in b is for an

@@ -197,8 +197,8 @@ write_commits(node *n, const write_change *cs, size_t nc, arena *a,
 	if (indexed) {
 		index_order_unlock(n);
 		if (rv == KV_OK) {
-			index_count(n, b, 1);
-			index_kick(n);
+			if (index_count(n, b, 1))
+				index_kick(n);
 		}
 	}
 	return rv;
@@ -491,7 +491,7 @@ write_serve(node *n, const rpc_request *req, arena *a, rpc_response *resp,
 		    rec_len, items, bytes, &b);
 		kick = kick && resp->code == KV_OK;
 		if (kick)
-			index_count(n, &b, 1);
+			kick = index_count(n, &b, 1);
 	}
 unlock:
 	if (ordered)

@@ -88,7 +88,8 @@ typedef struct index_state {
 	bool kicked, stop, started;
 	pthread_t thread;
 	/* Counters, for /metrics. */
-	_Atomic uint64_t records_written, records_sent, records_dropped;
+	_Atomic uint64_t records_written, records_read, records_sent;
+	_Atomic uint64_t records_dropped;
 	_Atomic uint64_t applied, stale_skipped, send_failures;
 	_Atomic uint64_t applies;       /* apply batches served here */
 	_Atomic uint64_t filled;        /* items given records by fills */
@@ -110,6 +111,9 @@ typedef struct index_state {
 		 * start of the index would step over the deleted records'
 		 * tombstones, as many as the store has not compacted away. */
 		uint64_t cursor;
+		/* Its records wait (a pause, the delay): the replicator
+		 * looks again no sooner than this. */
+		int64_t idle_until_us;
 	} counts[MAX_COUNTED];
 	size_t n_counts;
 	pthread_mutex_t fill_mu;        /* guards fills and their fields */

@@ -85,3 +85,48 @@ def test_pause_holds_one_index(cluster, ddb, unique):
     # A missing index is refused.
     r = admin(cluster, "index", "pause", name, "nope")
     assert r.returncode != 0
+
+
+def records_read(cluster):
+    """Index records the nodes' replicators have read from their
+    outboxes (a record that waits may be read more than once)."""
+    return sum(v for url in cluster.node_metrics
+               for (m, labels), v in cluster.metrics(url).items()
+               if m == "kv_index_records_total" and
+               dict(labels).get("what") == "read")
+
+
+def test_waiting_records_are_not_read_at_every_look(cluster, ddb, unique):
+    """Records that must wait (by_owner's for the delay, by_tag's for a
+    pause) are not read again at every look of the replicator. Each write
+    wakes it; reading at each wake every record it could not yet send
+    cost a node more CPU than the writes themselves. Now a look reads the
+    records old enough, or only the oldest (for the metrics) when none
+    is, and a waiting index is looked at again only when it may go on."""
+    name = "lagreads-" + unique
+    make_indexed(ddb, name)
+    r = admin(cluster, "index", "pause", name, "by_tag")
+    assert r.returncode == 0, r.stderr
+    before = records_read(cluster)
+    t0 = time.monotonic()
+    n = 300
+    for i in range(n):
+        ddb.put_item(TableName=name, Item={
+            "pk": S("w%d" % i), "sk": N(i), "owner": S("bob"), "at": N(i),
+            "tag": S("blue")})
+    while len(in_owner_index(ddb, name, "bob")) < n:
+        assert time.monotonic() - t0 < 60
+        time.sleep(0.1)
+    elapsed = time.monotonic() - t0
+    read = records_read(cluster) - before
+    # by_owner's records are read about once each, when old enough; the
+    # rest are looks at an oldest record, at most 20 a second for each
+    # index on each node (and more at the pause's start). Reading all
+    # that waits at every write made this tens of thousands.
+    nodes = len(cluster.node_metrics)
+    bound = n + 2 * 20 * nodes * elapsed + 100
+    assert read <= bound, (read, bound, elapsed)
+    assert waiting(cluster, name + "/by_tag") == n
+    r = admin(cluster, "index", "resume", name, "by_tag")
+    assert r.returncode == 0, r.stderr
+    until_converged(ddb, name)

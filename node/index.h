@@ -19,9 +19,11 @@
  * version even when its clock is behind.
  *
  * The replicator (one thread per node) reads the outbox in order and
- * sends each index node its records in one RPC_INDEX_APPLY, waits for
- * the answer, and deletes the records that were applied. A record whose
- * partition moved or split is sent again once the view has the change.
+ * sends each index node its records in one RPC_INDEX_APPLY (over the
+ * frames, rpc.h, as a router calls a node), waits for the answer, and
+ * deletes the records that were applied. A record whose partition moved
+ * or split is sent again once the view has the change. While records
+ * keep coming, a round that sends begins at most every REPL_SPACING_MS.
  *
  * Applying is idempotent and ordered per entry: an entry's record holds
  * the version that wrote it, and a record applies only when its version

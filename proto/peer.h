@@ -1,9 +1,10 @@
 /*
  * peer.h — the node-to-node seam: typed request/reply messages between
- * nodes over nng (REQ/REP), with nng's automatic reconnection. Whatever
- * flows between nodes rather than from a router goes here: today the
- * catalog node's orders to owners (ASSIGN, DROP_TABLE); partition moves,
- * index replication and transaction resolution add message types.
+ * nodes over nng (REQ/REP), with nng's automatic reconnection. Most of
+ * what flows between nodes rather than from a router goes here: the
+ * catalog node's orders to owners (ASSIGN, DROP_TABLE); partition moves
+ * and transaction resolution add message types. (Index replication's
+ * apply calls go over the frames, rpc.h: measured cheaper.)
  *
  * Each node listens on its peer address (config_bus_url) and serves
  * messages with the handler registered for their type, on PEER_WORKERS

@@ -312,43 +312,56 @@ read_all(int fd, uint8_t *buf, size_t len)
 	return KV_OK;
 }
 
-kv_err
-rpc_call(rpc_client *c, const rpc_request *req, arena *a,
-    rpc_response *resp, int timeout_ms)
+/*
+ * The first half of a call: takes a connection and writes the request
+ * on it. KV_OK with the connection in *pc, or the call's failure (the
+ * connection is then closed or given back).
+ */
+static kv_err
+call_send(rpc_client *c, const rpc_request *req, int timeout_ms, pconn *pc)
 {
-	uint8_t *body = NULL, hdr[4];
+	uint8_t *body = NULL;
 	size_t len = 0;
-	pconn pc;
 	kv_err rv;
 
-	memset(resp, 0, sizeof(*resp));
 	if (timeout_ms < 1)
 		timeout_ms = 1;
-	if (!take(c, clock_mono_ms() + timeout_ms, &pc))
+	if (!take(c, clock_mono_ms() + timeout_ms, pc))
 		return KV_UNAVAILABLE;
 	if ((rv = wire_pack_request(req, &body, &len)) != KV_OK) {
-		give_back(c, pc);
+		give_back(c, *pc);
 		return rv;
 	}
 	/* The frame: length, then the message, in one buffer. */
 	uint8_t *frame = malloc(len + 4);
 	if (frame == NULL) {
 		free(body);
-		give_back(c, pc);
+		give_back(c, *pc);
 		return KV_ENOMEM;
 	}
 	for (int i = 0; i < 4; i++)
 		frame[i] = (uint8_t) (len >> (8 * i));
 	memcpy(frame + 4, body, len);
 	free(body);
-	bool sent = set_timeout(&pc, timeout_ms) &&
-	    rpc_send_all(pc.fd, frame, len + 4, 0);
+	bool sent = set_timeout(pc, timeout_ms) &&
+	    rpc_send_all(pc->fd, frame, len + 4, 0);
 	free(frame);
 	if (!sent) {
-		close(pc.fd);
+		close(pc->fd);
 		return errno == EAGAIN || errno == EWOULDBLOCK ? KV_TIMEDOUT :
 		    KV_UNAVAILABLE;
 	}
+	return KV_OK;
+}
+
+/* The second half: reads the reply on pc, then gives pc back (or closes
+ * it, when anything failed). */
+static kv_err
+call_recv(rpc_client *c, pconn pc, arena *a, rpc_response *resp)
+{
+	uint8_t hdr[4];
+	kv_err rv;
+
 	if ((rv = read_all(pc.fd, hdr, 4)) != KV_OK) {
 		close(pc.fd);
 		return rv;
@@ -372,5 +385,47 @@ rpc_call(rpc_client *c, const rpc_request *req, arena *a,
 	give_back(c, pc);
 	rv = wire_unpack_response(buf, n, a, resp);
 	free(buf);
+	return rv;
+}
+
+kv_err
+rpc_call(rpc_client *c, const rpc_request *req, arena *a,
+    rpc_response *resp, int timeout_ms)
+{
+	pconn pc;
+	memset(resp, 0, sizeof(*resp));
+	kv_err rv = call_send(c, req, timeout_ms, &pc);
+	return rv == KV_OK ? call_recv(c, pc, a, resp) : rv;
+}
+
+struct rpc_pending {
+	rpc_client *c;
+	pconn pc;
+};
+
+kv_err
+rpc_call_start(rpc_client *c, const rpc_request *req, int timeout_ms,
+    rpc_pending **out)
+{
+	rpc_pending *p = malloc(sizeof(*p));
+	*out = NULL;
+	if (p == NULL)
+		return KV_ENOMEM;
+	p->c = c;
+	kv_err rv = call_send(c, req, timeout_ms, &p->pc);
+	if (rv != KV_OK) {
+		free(p);
+		return rv;
+	}
+	*out = p;
+	return KV_OK;
+}
+
+kv_err
+rpc_call_end(rpc_pending *p, arena *a, rpc_response *resp)
+{
+	memset(resp, 0, sizeof(*resp));
+	kv_err rv = call_recv(p->c, p->pc, a, resp);
+	free(p);
 	return rv;
 }

@@ -60,6 +60,18 @@ kv_err rpc_call(rpc_client *c, const rpc_request *req, arena *a,
     rpc_response *resp, int timeout_ms);
 
 /*
+ * rpc_call in two halves, for a caller with calls to several nodes at
+ * once: rpc_call_start returns once req is written on a connection of
+ * its own (KV_OK, *out the call; req may go then) or with rpc_call's
+ * failures; rpc_call_end waits for the reply as rpc_call does and frees
+ * the call. Every call started must be ended.
+ */
+typedef struct rpc_pending rpc_pending;
+kv_err rpc_call_start(rpc_client *c, const rpc_request *req, int timeout_ms,
+    rpc_pending **out);
+kv_err rpc_call_end(rpc_pending *p, arena *a, rpc_response *resp);
+
+/*
  * rpc_send_some writes what a non-blocking socket fd takes of buf[0..len)
  * now (without SIGPIPE): the number of bytes written (less than len when
  * the socket is full), or -1 when the connection is broken.

@@ -57,6 +57,7 @@
 #define REPL_RETRY_MS 50      /* after a failed send */
 #define REPL_CALL_MS 5000
 #define REPL_TOGETHER_US 25000 /* older records: to all owners at once */
+#define REPL_SPACING_MS 10    /* rounds that send, at most one per */
 
 enum { REC_PUT = 1, REC_DELETE = 2 };
 
@@ -89,6 +90,7 @@ typedef struct index_state {
 	pthread_t thread;
 	/* Counters, for /metrics. */
 	_Atomic uint64_t records_written, records_read, records_sent;
+	_Atomic uint64_t rounds_sent; /* replicator rounds that sent */
 	_Atomic uint64_t records_dropped;
 	_Atomic uint64_t applied, stale_skipped, send_failures;
 	_Atomic uint64_t applies;       /* apply batches served here */

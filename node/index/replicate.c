@@ -4,6 +4,7 @@
  */
 #include "index_int.h"
 
+#include "clock.h"
 #include "thread_name.h"
 
 /* ---- the replicator ---- */
@@ -263,16 +264,22 @@ applied_ok(kv_err rv, const rpc_response *resp, uint32_t *bits)
 	return rv == KV_OK && resp->code == KV_OK;
 }
 
-/* Starts the apply call to node d; NULL when it could not start. */
-static cluster_pending *
+/*
+ * Starts the apply call to node d; NULL when it could not start. Over
+ * the frames (rpc.h), as a router calls a node, not over the nng seam:
+ * side by side that cost a heavy-case put more CPU (docs/design-notes.md,
+ * "Apply calls over the frames").
+ */
+static rpc_pending *
 call_start(node *n, const pending *pd, const uint32_t *to,
     const bool *routed, uint32_t d)
 {
 	rpc_request req;
-	cluster_pending *call = NULL;
-	if (!request_for(pd, to, routed, d, &req))
+	rpc_pending *call = NULL;
+	rpc_client *c = node_peer(n, d);
+	if (c == NULL || !request_for(pd, to, routed, d, &req))
 		return NULL;
-	if (cluster_tell_start(n, d, &req, REPL_CALL_MS, &call) != KV_OK)
+	if (rpc_call_start(c, &req, REPL_CALL_MS, &call) != KV_OK)
 		call = NULL;
 	request_free(&req);
 	return call;
@@ -299,12 +306,12 @@ apply_here(node *n, const pending *pd, const uint32_t *to,
 
 /* Waits for a started call's answer; whether it took them, *bits. */
 static bool
-call_end(cluster_pending *call, uint32_t *bits)
+call_end(rpc_pending *call, uint32_t *bits)
 {
 	rpc_response resp;
 	arena a;
 	arena_init(&a);
-	kv_err rv = cluster_tell_end(call, &a, &resp);
+	kv_err rv = rpc_call_end(call, &a, &resp);
 	bool ok = applied_ok(rv, &resp, bits);
 	if (rv == KV_OK)
 		wire_response_fini(&resp);
@@ -323,7 +330,7 @@ static void
 send_all(node *n, const pending *pd, const uint32_t *to, const bool *routed,
     const bool *wanted, bool together, bool *ok, uint32_t *bits)
 {
-	cluster_pending *calls[CONFIG_MAX_NODES] = { 0 };
+	rpc_pending *calls[CONFIG_MAX_NODES] = { 0 };
 	for (uint32_t d = 0; d < CONFIG_MAX_NODES; d++) {
 		ok[d] = false;
 		bits[d] = 0;
@@ -714,29 +721,57 @@ repl_round(node *n, bool *failed, bool *waiting)
 	return more;
 }
 
+/* Waits on the replicator's cv (s->mu held) until CLOCK_REALTIME is
+ * ms later, a kick or a stop. */
+static void
+repl_sleep(index_state *s, long ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += ms * 1000000L;
+	ts.tv_sec += ts.tv_nsec / 1000000000L;
+	ts.tv_nsec %= 1000000000L;
+	pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+}
+
 static void *
 repl_run(void *arg)
 {
 	node *n = arg;
 	index_state *s = n->gsi;
 	bool failed = false, waiting = false;
+	int64_t last = 0; /* when the last round that sent began (monotonic) */
 	thread_name("kv-gsi-repl");
 	pthread_mutex_lock(&s->mu);
 	while (!s->stop) {
+		/*
+		 * While writes keep coming, a round begins at most every
+		 * REPL_SPACING_MS (kicks meanwhile wait for it), so that its
+		 * calls carry the records of that many milliseconds (design
+		 * notes, "Apply calls over the frames"). A full batch goes on
+		 * at once, and so does the first record after a quiet spell.
+		 */
+		int64_t left;
+		while (!s->stop && (left = last + REPL_SPACING_MS * 1000 -
+		    clock_mono_us()) > 0)
+			repl_sleep(s, (long) (left + 999) / 1000);
+		if (s->stop)
+			break;
 		s->kicked = false;
 		pthread_mutex_unlock(&s->mu);
+		int64_t began = clock_mono_us();
+		uint64_t sent0 = atomic_load(&s->records_sent);
 		bool again = repl_round(n, &failed, &waiting);
 		pthread_mutex_lock(&s->mu);
+		bool sent = atomic_load(&s->records_sent) != sent0;
+		if (sent)
+			atomic_fetch_add(&s->rounds_sent, 1);
+		last = again || !sent ? 0 : began;
 		if (again || (s->kicked && !failed))
 			continue;
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		long ms = failed || waiting ? REPL_RETRY_MS : REPL_IDLE_MS;
-		ts.tv_nsec += ms * 1000000L;
-		ts.tv_sec += ts.tv_nsec / 1000000000L;
-		ts.tv_nsec %= 1000000000L;
 		if (!s->stop && !s->kicked)
-			pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+			repl_sleep(s, failed || waiting ? REPL_RETRY_MS :
+			    REPL_IDLE_MS);
 	}
 	pthread_mutex_unlock(&s->mu);
 	return NULL;
@@ -913,6 +948,12 @@ index_write_metrics(node *n, FILE *f)
 	    "# TYPE kv_index_applies_total counter\n"
 	    "kv_index_applies_total{node=\"%u\"} %llu\n", n->index,
 	    (unsigned long long) atomic_load(&s->applies));
+	fprintf(f, "# HELP kv_index_rounds_total The replicator's rounds "
+	    "that sent records (while writes keep coming, at most one per "
+	    "REPL_SPACING_MS).\n"
+	    "# TYPE kv_index_rounds_total counter\n"
+	    "kv_index_rounds_total{node=\"%u\"} %llu\n", n->index,
+	    (unsigned long long) atomic_load(&s->rounds_sent));
 	fprintf(f, "# HELP kv_index_filled_items_total Items given index "
 	    "records by fills of new indexes.\n"
 	    "# TYPE kv_index_filled_items_total counter\n"

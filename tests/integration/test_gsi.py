@@ -418,6 +418,52 @@ def test_threads_carry_their_names(cluster, ddb, unique):
         assert not missing, missing
 
 
+def replicator_rounds(cluster):
+    """Each node's replicator rounds that sent records."""
+    return dict((url, v) for url in cluster.node_metrics
+                for (m, labels), v in cluster.metrics(url).items()
+                if m == "kv_index_rounds_total")
+
+
+@pytest.mark.processes
+def test_rounds_are_spaced_while_writes_keep_coming(cluster, ddb, unique):
+    """While writes keep coming, a node's replicator begins a round that
+    sends at most every 10 ms (REPL_SPACING_MS), so that each apply call
+    carries that many milliseconds of records. Without the spacing, every
+    write's kick began a round of its own as soon as the last ended:
+    many more calls, each carrying a few records, and more CPU per
+    indexed write (design notes, "Apply calls over the frames")."""
+    import threading
+    cluster.require_processes()
+    name = "gsirounds-" + unique
+    make_indexed(ddb, name)
+    before = replicator_rounds(cluster)
+    t0 = time.monotonic()
+    stop = t0 + 3.0
+    writes = [0] * 8
+    def writer(w):
+        i = 0
+        while time.monotonic() < stop:
+            ddb.put_item(TableName=name, Item={
+                "pk": S("r%d-%d" % (w, i % 50)), "sk": N(1),
+                "owner": S("o%d" % (i % 7)), "at": N(i), "tag": S("t%d" % i)})
+            i += 1
+        writes[w] = i
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.monotonic() - t0
+    after = replicator_rounds(cluster)
+    spent = dict((u, after[u] - before.get(u, 0)) for u in after)
+    bound = elapsed / 0.010 + 20
+    assert sum(spent.values()) > 0, spent
+    assert all(v <= bound for v in spent.values()), (spent, bound,
+                                                     sum(writes))
+    until_converged(ddb, name)
+
+
 def test_backfill_while_writes_run(ddb, unique):
     """An index added to a table with data: CREATING with Backfilling,
     then ACTIVE, with every item exactly once, while another thread

@@ -238,12 +238,7 @@ health_run(void *arg)
 		pthread_mutex_unlock(&h->mu);
 		health_round(n, h);
 		pthread_mutex_lock(&h->mu);
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += HEALTH_PERIOD_MS / 1000;
-		ts.tv_nsec += (long) (HEALTH_PERIOD_MS % 1000) * 1000000L;
-		ts.tv_sec += ts.tv_nsec / 1000000000L;
-		ts.tv_nsec %= 1000000000L;
+		struct timespec ts = clock_deadline_in(HEALTH_PERIOD_MS);
 		if (!h->stop)
 			pthread_cond_timedwait(&h->cv, &h->mu, &ts);
 	}

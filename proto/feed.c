@@ -38,6 +38,7 @@
 #include <nng/protocol/pubsub0/pub.h>
 #include <nng/protocol/pubsub0/sub.h>
 
+#include "clock.h"
 #include "wire.h"
 #include "wire_cluster.h"
 #include "thread_name.h"
@@ -104,11 +105,7 @@ heartbeat_run(void *arg)
 	thread_name("kv-feed-beat");
 	pthread_mutex_lock(&p->mu);
 	while (!p->stop) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += (long) FEED_HEARTBEAT_MS * 1000000L;
-		ts.tv_sec += ts.tv_nsec / 1000000000L;
-		ts.tv_nsec %= 1000000000L;
+		struct timespec ts = clock_deadline_in(FEED_HEARTBEAT_MS);
 		pthread_cond_timedwait(&p->cv, &p->mu, &ts);
 		if (!p->stop)
 			heartbeat_locked(p);

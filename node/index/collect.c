@@ -393,12 +393,7 @@ index_collect_serve(node *n, const rpc_request *req, arena *a,
 static bool
 wait_or_stop(index_state *s, int64_t ms)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (ms % 1000) * 1000000L;
-	ts.tv_sec += ts.tv_nsec / 1000000000L;
-	ts.tv_nsec %= 1000000000L;
+	struct timespec ts = clock_deadline_in(ms);
 	pthread_mutex_lock(&s->coll_mu);
 	while (!s->coll_stop &&
 	    pthread_cond_timedwait(&s->coll_cv, &s->coll_mu, &ts) == 0)

@@ -726,11 +726,7 @@ repl_round(node *n, bool *failed, bool *waiting)
 static void
 repl_sleep(index_state *s, long ms)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec += ms * 1000000L;
-	ts.tv_sec += ts.tv_nsec / 1000000000L;
-	ts.tv_nsec %= 1000000000L;
+	struct timespec ts = clock_deadline_in(ms);
 	pthread_cond_timedwait(&s->cv, &s->mu, &ts);
 }
 

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 
+#include "clock.h"
 #include "cluster.h"
 #include "thread_name.h"
 
@@ -317,11 +318,7 @@ resolver(void *arg)
 	thread_name("kv-txn-resolve");
 	pthread_mutex_lock(&s->run_mu);
 	while (!s->stop) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += RESOLVE_TICK_MS * 1000000L;
-		ts.tv_sec += ts.tv_nsec / 1000000000L;
-		ts.tv_nsec %= 1000000000L;
+		struct timespec ts = clock_deadline_in(RESOLVE_TICK_MS);
 		pthread_cond_timedwait(&s->cv, &s->run_mu, &ts);
 		if (s->stop)
 			break;

@@ -1,5 +1,5 @@
 /*
- * rpc.c — the client side of router<->node calls (see rpc.h), on plain
+ * rpc.c — the client side of calls to a node (see rpc.h), on plain
  * stream sockets: Unix-domain for ipc://PATH, TCP for tcp://HOST:PORT.
  *
  * Framing: every message is a 4-byte little-endian length followed by that

@@ -4,8 +4,9 @@
  * client's pool (so calls run concurrently), as one length-prefixed
  * request and one length-prefixed reply (rpc.c has the framing).
  *
- * Used by the router for every request, by the catalog node to tell owners
- * about their partitions, and by kv-admin. A call to a node that refuses
+ * Used by the router for every request, by a node for the catalog (the
+ * feed's fetch) and for its index replicator's apply calls to the index
+ * partitions' owners, and by kv-admin. A call to a node that refuses
  * connections fails fast with KV_UNAVAILABLE instead of waiting out its
  * deadline, so a dead node makes exactly its partitions fail while the
  * others serve. Requests are never resent; retrying is the caller's

@@ -266,9 +266,9 @@ applied_ok(kv_err rv, const rpc_response *resp, uint32_t *bits)
 
 /*
  * Starts the apply call to node d; NULL when it could not start. Over
- * the frames (rpc.h), as a router calls a node, not over the nng seam:
- * side by side that cost a heavy-case put more CPU (docs/design-notes.md,
- * "Apply calls over the frames").
+ * the frames (rpc.h), as a router calls a node, not over the nng seam,
+ * whose threads' hand-offs cost a heavy-case put more CPU side by side
+ * (docs/design-notes.md, "Apply calls over the frames").
  */
 static rpc_pending *
 call_start(node *n, const pending *pd, const uint32_t *to,

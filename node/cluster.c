@@ -417,42 +417,24 @@ cluster_tell(node *n, uint32_t i, const rpc_request *req, arena *a,
 }
 
 kv_err
-cluster_tell_start(node *n, uint32_t i, const rpc_request *req,
-    int timeout_ms, cluster_pending **out)
+cluster_tell_ms(node *n, uint32_t i, const rpc_request *req, arena *a,
+    rpc_response *resp, int timeout_ms)
 {
 	uint8_t *buf;
 	size_t len;
-	*out = NULL;
+	peer_reply rep;
+	memset(resp, 0, sizeof(*resp));
 	if (n->cl == NULL || n->cl->peer == NULL)
 		return KV_UNAVAILABLE;
 	kv_err rv = wire_pack_request(req, &buf, &len);
 	if (rv != KV_OK)
 		return rv;
-	rv = peer_call_start(n->cl->peer, i, PEER_VERB, buf, len, timeout_ms,
-	    out);
+	rv = peer_call(n->cl->peer, i, PEER_VERB, buf, len, timeout_ms, a,
+	    &rep);
 	free(buf);
-	return rv;
-}
-
-kv_err
-cluster_tell_end(cluster_pending *pp, arena *a, rpc_response *resp)
-{
-	peer_reply rep;
-	memset(resp, 0, sizeof(*resp));
-	kv_err rv = peer_call_end(pp, a, &rep);
 	if (rv == KV_OK && (rv = rep.code) == KV_OK)
 		rv = wire_unpack_response(rep.body, rep.len, a, resp);
 	return rv;
-}
-
-kv_err
-cluster_tell_ms(node *n, uint32_t i, const rpc_request *req, arena *a,
-    rpc_response *resp, int timeout_ms)
-{
-	cluster_pending *pp;
-	memset(resp, 0, sizeof(*resp));
-	kv_err rv = cluster_tell_start(n, i, req, timeout_ms, &pp);
-	return rv == KV_OK ? cluster_tell_end(pp, a, resp) : rv;
 }
 
 kv_err

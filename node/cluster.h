@@ -71,18 +71,6 @@ kv_err cluster_tell_ms(node *n, uint32_t i, const rpc_request *req,
     arena *a, rpc_response *resp, int timeout_ms);
 
 /*
- * cluster_tell_ms in two halves, for several nodes told at once:
- * cluster_tell_start returns once req is on its way to node i (KV_OK,
- * *out the call; req may go then) or with cluster_tell's failures;
- * cluster_tell_end waits for the answer as cluster_tell does and frees
- * the call.
- */
-typedef struct peer_pending cluster_pending;
-kv_err cluster_tell_start(node *n, uint32_t i, const rpc_request *req,
-    int timeout_ms, cluster_pending **out);
-kv_err cluster_tell_end(cluster_pending *pp, arena *a, rpc_response *resp);
-
-/*
  * cluster_write_health writes the health view as Prometheus text to f
  * (nothing on a node without one):
  *   kv_cluster_member_up{kind,index,addr}           1 answered the last survey

@@ -15,10 +15,14 @@
  * records, where two a record were a tenth of the replicator's CPU under
  * indexed writes.
  */
+typedef struct out_rec {
+	uint8_t *key, *val; /* val follows key */
+	size_t kl, vl;      /* vl counts the route's room */
+} out_rec;
+
 typedef struct pending {
 	arena a;
-	uint8_t **keys, **vals; /* vals[i] follows keys[i] */
-	size_t *kls, *vls;
+	out_rec *r;
 	size_t n, cap, bytes;
 	size_t max; /* records at most (0: REPL_MAX_RECORDS) */
 } pending;
@@ -30,20 +34,10 @@ take_one(void *arg, const uint8_t *k, size_t kl, const uint8_t *v,
 	pending *pd = arg;
 	if (pd->n == pd->cap) {
 		size_t cap = pd->cap == 0 ? 64 : pd->cap * 2;
-		uint8_t **keys = realloc(pd->keys, cap * sizeof(*keys));
-		if (keys != NULL)
-			pd->keys = keys;
-		uint8_t **vals = realloc(pd->vals, cap * sizeof(*vals));
-		if (vals != NULL)
-			pd->vals = vals;
-		size_t *kls = realloc(pd->kls, cap * sizeof(*kls));
-		if (kls != NULL)
-			pd->kls = kls;
-		size_t *vls = realloc(pd->vls, cap * sizeof(*vls));
-		if (vls != NULL)
-			pd->vls = vls;
-		if (keys == NULL || vals == NULL || kls == NULL || vls == NULL)
+		out_rec *r = realloc(pd->r, cap * sizeof(*r));
+		if (r == NULL)
 			return false;
+		pd->r = r;
 		pd->cap = cap;
 	}
 	uint8_t *rec = arena_alloc_raw(&pd->a, kl + ROUTE_HEAD + vl);
@@ -51,11 +45,7 @@ take_one(void *arg, const uint8_t *k, size_t kl, const uint8_t *v,
 		return false;
 	memcpy(rec, k, kl);
 	memcpy(rec + kl + ROUTE_HEAD, v, vl);
-	pd->keys[pd->n] = rec;
-	pd->vals[pd->n] = rec + kl;
-	pd->kls[pd->n] = kl;
-	pd->vls[pd->n] = ROUTE_HEAD + vl;
-	pd->n++;
+	pd->r[pd->n++] = (out_rec) { rec, rec + kl, kl, ROUTE_HEAD + vl };
 	pd->bytes += kl + vl;
 	return pd->n < (pd->max != 0 ? pd->max : REPL_MAX_RECORDS) &&
 	    pd->bytes < REPL_MAX_BYTES;
@@ -65,18 +55,10 @@ static void
 pending_free(pending *pd)
 {
 	arena_fini(&pd->a);
-	free(pd->keys);
-	free(pd->vals);
-	free(pd->kls);
-	free(pd->vls);
+	free(pd->r);
 	memset(pd, 0, sizeof(*pd));
 }
 
-/*
- * Deletes the outbox records marked in done. When all are (the usual
- * case), one range deletion covers them: every record between the first
- * and the last is in pd, as they were read in one go.
- */
 static kv_err
 delete_done(node *n, const pending *pd, const bool *done)
 {
@@ -88,21 +70,21 @@ delete_done(node *n, const pending *pd, const bool *done)
 	store_batch_init(&b);
 	for (size_t i = 0; i < pd->n; i++) {
 		k += done[i];
-		if (done[i] && pd->kls[i] == OUTBOX_KEY_LEN &&
-		    bytes_get_be64(pd->keys[i] + 9) > top)
-			top = bytes_get_be64(pd->keys[i] + 9);
+		if (done[i] && pd->r[i].kl == OUTBOX_KEY_LEN &&
+		    bytes_get_be64(pd->r[i].key + 9) > top)
+			top = bytes_get_be64(pd->r[i].key + 9);
 	}
-	if (k == pd->n && k > 1 && pd->kls[k - 1] == OUTBOX_KEY_LEN &&
-	    bytes_get_be64(pd->keys[k - 1] + 9) < UINT64_MAX) {
-		memcpy(end, pd->keys[k - 1], OUTBOX_KEY_LEN);
+	if (k == pd->n && k > 1 && pd->r[k - 1].kl == OUTBOX_KEY_LEN &&
+	    bytes_get_be64(pd->r[k - 1].key + 9) < UINT64_MAX) {
+		memcpy(end, pd->r[k - 1].key, OUTBOX_KEY_LEN);
 		bytes_put_be64(end + 9, bytes_get_be64(end + 9) + 1);
-		rv = store_batch_add(&b, STORE_DELETE_RANGE, pd->keys[0],
-		    pd->kls[0], end, sizeof(end));
+		rv = store_batch_add(&b, STORE_DELETE_RANGE, pd->r[0].key,
+		    pd->r[0].kl, end, sizeof(end));
 	} else {
 		for (size_t i = 0; i < pd->n && rv == KV_OK; i++)
 			if (done[i])
 				rv = store_batch_add(&b, STORE_DELETE,
-				    pd->keys[i], pd->kls[i], NULL, 0);
+				    pd->r[i].key, pd->r[i].kl, NULL, 0);
 	}
 	if (rv == KV_OK && top > n->gsi->floor) {
 		bytes_put_be64(floor, top);
@@ -116,7 +98,7 @@ delete_done(node *n, const pending *pd, const bool *done)
 		s->floor = top;
 		pthread_mutex_lock(&s->count_mu);
 		struct index_count *c = count_of(s,
-		    bytes_get_be32(pd->keys[0] + 5));
+		    bytes_get_be32(pd->r[0].key + 5));
 		if (c != NULL) {
 			c->pending -= (int64_t) k;
 			if (c->pending <= 0)
@@ -239,8 +221,8 @@ request_for(const pending *pd, const uint32_t *to, const bool *routed,
 	k = 0;
 	for (size_t i = 0; i < pd->n; i++)
 		if (routed[i] && to[i] == dest) {
-			blobs[k] = pd->vals[i];
-			lens[k++] = pd->vls[i];
+			blobs[k] = pd->r[i].val;
+			lens[k++] = pd->r[i].vl;
 		}
 	*req = (rpc_request) { .op = RPC_INDEX_APPLY, .subs = blobs,
 	    .sub_lens = lens, .n_subs = k };
@@ -554,7 +536,7 @@ repl_index(node *n, uint32_t id, uint64_t cursor, bool *failed)
 		return false;
 	}
 	atomic_fetch_add(&s->records_read, pd.n);
-	uint64_t first = pd.n > 0 ? bytes_get_be64(pd.keys[0] + 9) : 0;
+	uint64_t first = pd.n > 0 ? bytes_get_be64(pd.r[0].key + 9) : 0;
 	note_oldest(s, id, first);
 	if (wait || pd.n == 0) {
 		if (wait && pd.n > 0)
@@ -581,8 +563,8 @@ repl_index(node *n, uint32_t id, uint64_t cursor, bool *failed)
 	wait = index_waits(s, id, &it, &gone); /* it may have changed */
 	for (size_t i = 0; i < pd.n && !gone && !wait; i++) {
 		rec r;
-		if (!index_rec_parse(pd.vals[i] + ROUTE_HEAD, pd.vls[i] - ROUTE_HEAD,
-		    false, &r) || r.index_id != id) {
+		if (!index_rec_parse(pd.r[i].val + ROUTE_HEAD,
+		    pd.r[i].vl - ROUTE_HEAD, false, &r) || r.index_id != id) {
 			done[i] = true; /* cannot be sent: never will be */
 			atomic_fetch_add(&s->records_dropped, 1);
 			continue;
@@ -593,8 +575,8 @@ repl_index(node *n, uint32_t id, uint64_t cursor, bool *failed)
 		}
 		const partition *p = table_partition_for(it,
 		    keyenc_key_hash(r.key));
-		bytes_put_le32(pd.vals[i], p->id);
-		bytes_put_le64(pd.vals[i] + 4, p->epoch);
+		bytes_put_le32(pd.r[i].val, p->id);
+		bytes_put_le64(pd.r[i].val + 4, p->epoch);
 		to[i] = p->node;
 		routed[i] = true;
 	}
@@ -615,7 +597,7 @@ repl_index(node *n, uint32_t id, uint64_t cursor, bool *failed)
 	 * cuts the round's time to its slowest owner's. So records that have
 	 * waited long go to all their owners at once.
 	 */
-	bool together = (uint64_t) now_us() > bytes_get_be64(pd.keys[0] + 9) +
+	bool together = (uint64_t) now_us() > bytes_get_be64(pd.r[0].key + 9) +
 	    REPL_TOGETHER_US;
 	send_all(n, &pd, to, routed, sent, together, ok, bits);
 	for (size_t i = 0; i < usable; i++)
@@ -647,8 +629,8 @@ repl_index(node *n, uint32_t id, uint64_t cursor, bool *failed)
 		/* The next read starts at the first record left, or after
 		 * the last one read. */
 		uint64_t next = first_left < pd.n ?
-		    bytes_get_be64(pd.keys[first_left] + 9) :
-		    bytes_get_be64(pd.keys[pd.n - 1] + 9) + 1;
+		    bytes_get_be64(pd.r[first_left].key + 9) :
+		    bytes_get_be64(pd.r[pd.n - 1].key + 9) + 1;
 		pthread_mutex_lock(&s->count_mu);
 		struct index_count *c = count_of(s, id);
 		if (c != NULL)
